@@ -1,0 +1,51 @@
+/* par.c - see par.h. */
+#include "par.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct par_slot {
+	void (*fn)(void *arg, int worker);
+	void *arg;
+	int worker;
+} par_slot;
+
+static void *par_main(void *p)
+{
+	par_slot *slot = p;
+	slot->fn(slot->arg, slot->worker);
+	return NULL;
+}
+
+int par_run(int nthreads, void (*fn)(void *arg, int worker), void *arg, sf_err *err)
+{
+	if (nthreads <= 1) {
+		fn(arg, 0);
+		return 0;
+	}
+	pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
+	par_slot *slots = calloc((size_t)nthreads, sizeof *slots);
+	if (!tids || !slots) {
+		free(tids);
+		free(slots);
+		return sf_err_set(err, SF_ENOMEM, "out of memory starting %d threads", nthreads);
+	}
+	int started = 1, rc = 0;
+	for (int w = 1; w < nthreads; w++, started++) {
+		slots[w] = (par_slot){ fn, arg, w };
+		int e = pthread_create(&tids[w], NULL, par_main, &slots[w]);
+		if (e) {
+			rc = sf_err_set(err, SF_ESYS, "cannot start worker thread %d of %d: %s", w + 1,
+					nthreads, strerror(e));
+			break;
+		}
+	}
+	if (!rc)
+		fn(arg, 0);
+	for (int w = 1; w < started; w++)
+		pthread_join(tids[w], NULL);
+	free(tids);
+	free(slots);
+	return rc;
+}

@@ -1,0 +1,23 @@
+/*
+ * par.h - run one function on N threads and wait for all of them.
+ *
+ * The core's only concurrency primitive. Callers split their work into
+ * tasks and let the workers pull task indices from an atomic counter, so the
+ * *result* must never depend on which worker ran which task; every user in
+ * core merges per-worker results in task order for that reason.
+ */
+#ifndef SF_PAR_H
+#define SF_PAR_H
+
+#include "err.h"
+
+/*
+ * Calls fn(arg, w) for w = 0..nthreads-1, worker 0 on the calling thread,
+ * the others on new threads, and returns when all have returned. Returns 0,
+ * or SF_ESYS when a thread cannot be started; the workers already started are
+ * joined first, and fn has then run for some workers only, so callers treat
+ * SF_ESYS as a failure of the whole computation.
+ */
+int par_run(int nthreads, void (*fn)(void *arg, int worker), void *arg, sf_err *err);
+
+#endif

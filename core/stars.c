@@ -1,0 +1,152 @@
+/*
+ * stars.c - star threshold strategies; see stars.h for what each means.
+ *
+ * All strategies work on the same view of the distribution: the reachable
+ * scores above the lowest one, in increasing order, with the share of all
+ * solutions that score at least as much (the tail share). Each strategy picks
+ * a candidate for each star and a final pass makes them strictly increasing
+ * by pulling a candidate down to the next reachable score below the star
+ * above it; with at least three candidates that always succeeds.
+ */
+#include "stars.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct stars_view {
+	int n;          /* reachable scores above the lowest */
+	const int *s;   /* those scores, increasing */
+	const double *tail; /* tail[i]: share of solutions scoring >= s[i] */
+} stars_view;
+
+static const char *const strategy_names[] = {
+	[STARS_PAPER] = "paper",
+	[STARS_PERCENTILE] = "percentile",
+	[STARS_GEOMETRIC] = "geometric",
+};
+
+void stars_config_default(stars_config *cfg, stars_strategy strategy)
+{
+	cfg->strategy = strategy;
+	cfg->one_fraction = 0.5;
+	cfg->two_fraction = 0.1;
+}
+
+int stars_parse_strategy(const char *name, stars_strategy *out, sf_err *err)
+{
+	for (size_t i = 0; i < sizeof strategy_names / sizeof strategy_names[0]; i++) {
+		if (name && strcmp(name, strategy_names[i]) == 0) {
+			*out = (stars_strategy)i;
+			return 0;
+		}
+	}
+	return sf_err_set(err, SF_EINVAL,
+			  "unknown star strategy '%s' (allowed: paper, percentile, geometric)",
+			  name ? name : "");
+}
+
+const char *stars_strategy_name(stars_strategy strategy)
+{
+	if ((unsigned)strategy < sizeof strategy_names / sizeof strategy_names[0])
+		return strategy_names[strategy];
+	return "unknown";
+}
+
+/* Index of the first candidate whose tail share is at most `share`. */
+static int first_at_most(const stars_view *v, double share)
+{
+	for (int i = 0; i < v->n; i++)
+		if (v->tail[i] <= share)
+			return i;
+	return v->n - 1;
+}
+
+/* Index of the first candidate scoring at least `score`. */
+static int first_scoring(const stars_view *v, int score)
+{
+	for (int i = 0; i < v->n; i++)
+		if (v->s[i] >= score)
+			return i;
+	return v->n - 1;
+}
+
+int stars_thresholds(const uint64_t *counts, int nscores, const stars_config *cfg,
+		     int thresholds[3], sf_err *err)
+{
+	if (!counts || nscores <= 0)
+		return sf_err_set(err, SF_EINVAL, "empty score distribution");
+	if (nscores > STARS_MAX_SCORES)
+		return sf_err_set(err, SF_EINVAL, "score distribution has %d scores (allowed: 1..%d)",
+				  nscores, STARS_MAX_SCORES);
+
+	int lowest = -1;
+	double total = 0;
+	for (int s = 0; s < nscores; s++) {
+		if (counts[s] && lowest < 0)
+			lowest = s;
+		total += (double)counts[s];
+	}
+	if (lowest < 0)
+		return sf_err_set(err, SF_EINVAL, "score distribution has no solutions");
+
+	/* The view: candidates above the lowest score, with their tail shares. */
+	int n = 0;
+	int scores[nscores];
+	double tail[nscores];
+	double above = 0;
+	for (int s = nscores - 1; s > lowest; s--) {
+		above += (double)counts[s];
+		if (counts[s])
+			n++;
+	}
+	if (n < 3)
+		return sf_err_set(err, SF_ERANGE,
+				  "only %d reachable score%s above the lowest (%d); three star "
+				  "thresholds need at least 3",
+				  n, n == 1 ? "" : "s", lowest);
+	int i = 0;
+	for (int s = lowest + 1; s < nscores; s++) {
+		if (!counts[s])
+			continue;
+		scores[i] = s;
+		tail[i] = above / total;
+		above -= (double)counts[s];
+		i++;
+	}
+	stars_view v = { .n = n, .s = scores, .tail = tail };
+
+	int pick[3];
+	pick[2] = n - 1;
+	switch (cfg->strategy) {
+	case STARS_PAPER:
+		pick[1] = n - 2;
+		pick[0] = first_scoring(&v, lowest + (scores[n - 1] - lowest) / 2);
+		break;
+	case STARS_PERCENTILE:
+		if (!(cfg->one_fraction > 0 && cfg->one_fraction < 1 && cfg->two_fraction > 0 &&
+		      cfg->two_fraction < cfg->one_fraction))
+			return sf_err_set(err, SF_EINVAL,
+					  "percentile fractions must satisfy 0 < two (%g) < one (%g) < 1",
+					  cfg->two_fraction, cfg->one_fraction);
+		pick[0] = first_at_most(&v, cfg->one_fraction);
+		pick[1] = first_at_most(&v, cfg->two_fraction);
+		break;
+	case STARS_GEOMETRIC: {
+		double best = tail[n - 1];
+		pick[0] = first_at_most(&v, pow(best, 1.0 / 3.0));
+		pick[1] = first_at_most(&v, pow(best, 2.0 / 3.0));
+		break;
+	}
+	default:
+		return sf_err_set(err, SF_EINVAL, "unknown star strategy %d", (int)cfg->strategy);
+	}
+
+	/* Strictly increasing: each star below the next one's candidate. */
+	if (pick[1] >= pick[2])
+		pick[1] = pick[2] - 1;
+	if (pick[0] >= pick[1])
+		pick[0] = pick[1] - 1;
+	for (int k = 0; k < 3; k++)
+		thresholds[k] = scores[pick[k]];
+	return 0;
+}

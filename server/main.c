@@ -1,0 +1,81 @@
+/*
+ * main.c - the starforge binary: dispatches to a subcommand.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] =
+	"usage: starforge COMMAND [OPTIONS]\n"
+	"\n"
+	"Starforge generates game levels with three-star thresholds.\n"
+	"\n"
+	"commands:\n"
+	"  evaluate   exactly evaluate one HP sequence on the square or cubic lattice:\n"
+	"             every conformation, the score histogram, star thresholds\n"
+	"\n"
+	"Run 'starforge COMMAND --help' for a command's options.\n";
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "starforge %s: ", cmd);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return CLI_USAGE;
+}
+
+int cli_option(int argc, char **argv, int *i, const char *name, const char **value)
+{
+	const char *arg = argv[*i];
+	size_t n = strlen(name);
+	if (strncmp(arg, name, n) != 0)
+		return 0;
+	if (arg[n] == '=') {
+		*value = arg + n + 1;
+		return 1;
+	}
+	if (arg[n] != '\0')
+		return 0;
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "starforge: option %s needs a value\n", name);
+		return -1;
+	}
+	*value = argv[++*i];
+	return 1;
+}
+
+int cli_int(const char *cmd, const char *name, const char *text, long lo, long hi, long *out)
+{
+	char *end;
+	long v = strtol(text, &end, 10);
+	if (!*text || *end || v < lo || v > hi) {
+		cli_usage_error(cmd, "%s '%s' is not an integer in %ld..%ld", name, text, lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return CLI_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		fputs(usage, stdout);
+		return CLI_OK;
+	}
+	if (!strcmp(cmd, "evaluate"))
+		return cli_evaluate(argc - 1, argv + 1);
+	fprintf(stderr, "starforge: unknown command '%s' (allowed: evaluate; see starforge --help)\n",
+		cmd);
+	return CLI_USAGE;
+}
