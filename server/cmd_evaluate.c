@@ -139,7 +139,7 @@ int cli_evaluate(int argc, char **argv)
 		fprintf(stderr, "starforge evaluate: out of memory writing the result\n");
 		return CLI_FAIL;
 	}
-	char *text = json_dumps(doc, JSON_COMPACT);
+	char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(12));
 	json_decref(doc);
 	if (!text) {
 		fprintf(stderr, "starforge evaluate: out of memory writing the result\n");
