@@ -70,15 +70,17 @@ typedef struct naive {
 
 static void naive_walk(naive *nv, int k)
 {
-	static const int step[6][3] = { { 1, 0, 0 }, { -1, 0, 0 }, { 0, 1, 0 },
-					{ 0, -1, 0 }, { 0, 0, 1 }, { 0, 0, -1 } };
+	static const int step[6][3] = { { 1, 0, 0 },  { -1, 0, 0 }, { 0, 1, 0 },
+					{ 0, -1, 0 }, { 0, 0, 1 },  { 0, 0, -1 } };
 	if (k == nv->len) {
 		int score = 0;
 		for (int i = 0; i < nv->len; i++)
 			for (int j = i + 2; j < nv->len; j++)
 				if (nv->h[i] && nv->h[j] &&
-				    abs(nv->pos[i][0] - nv->pos[j][0]) + abs(nv->pos[i][1] - nv->pos[j][1]) +
-						    abs(nv->pos[i][2] - nv->pos[j][2]) == 1)
+				    abs(nv->pos[i][0] - nv->pos[j][0]) +
+						    abs(nv->pos[i][1] - nv->pos[j][1]) +
+						    abs(nv->pos[i][2] - nv->pos[j][2]) ==
+					    1)
 					score++;
 		nv->hist[score]++;
 		return;
@@ -112,8 +114,7 @@ static double baseline_seconds(lat_kind kind, const lat_seq *seq, uint64_t *walk
 
 /* ---- the measurements ---- */
 
-static double time_direct(lat_kind kind, const lat_seq *seq, int threads, int reps,
-			  lat_result *res)
+static double time_direct(lat_kind kind, const lat_seq *seq, int threads, int reps, lat_result *res)
 {
 	double t[16];
 	lat_opts opts = { .threads = threads, .budget = 0 };
@@ -195,8 +196,8 @@ static void bench_length(lat_kind kind, int len, int baseline)
 	if (lat_db_evaluate(db, &seq, &rdb, &err))
 		die("evaluate", &err);
 	if (memcmp(&r1, &r2, sizeof r1) || memcmp(&r1, &rdb, sizeof r1)) {
-		fprintf(stderr, "bench: the evaluation paths disagree at %s %d\n", lat_kind_name(kind),
-			len);
+		fprintf(stderr, "bench: the evaluation paths disagree at %s %d\n",
+			lat_kind_name(kind), len);
 		exit(1);
 	}
 	double confs = (double)r1.conformations;
@@ -224,7 +225,10 @@ static void bench_scaling(int max)
 	printf("\nthread scaling (median of 3; speed-up against 1 thread)\n");
 	printf("%-6s %3s %7s %10s %9s %8s %10s %8s\n", "lattice", "len", "threads", "direct s",
 	       "Mconf/s", "speedup", "build s", "speedup");
-	const struct { lat_kind kind; int len, db_len; } cases[] = {
+	const struct {
+		lat_kind kind;
+		int len, db_len;
+	} cases[] = {
 		{ LAT_SQUARE, 22, 18 },
 		{ LAT_CUBIC, 16, 13 },
 	};

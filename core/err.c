@@ -19,12 +19,19 @@ int sf_err_set(sf_err *err, int code, const char *fmt, ...)
 const char *sf_err_name(int code)
 {
 	switch (code) {
-	case SF_OK: return "ok";
-	case SF_EINVAL: return "invalid";
-	case SF_EBUDGET: return "budget";
-	case SF_ENOMEM: return "nomem";
-	case SF_ERANGE: return "range";
-	case SF_ESYS: return "system";
-	default: return "unknown";
+	case SF_OK:
+		return "ok";
+	case SF_EINVAL:
+		return "invalid";
+	case SF_EBUDGET:
+		return "budget";
+	case SF_ENOMEM:
+		return "nomem";
+	case SF_ERANGE:
+		return "range";
+	case SF_ESYS:
+		return "system";
+	default:
+		return "unknown";
 	}
 }

@@ -30,8 +30,7 @@ typedef struct sf_err {
  * Records `code` and a printf-style message in `err` (which may be NULL) and
  * returns `code`, so that callers can write `return sf_err_set(err, ...)`.
  */
-int sf_err_set(sf_err *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int sf_err_set(sf_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The fixed name of an error code ("invalid", "budget", ...), never NULL. */
 const char *sf_err_name(int code);

@@ -36,8 +36,8 @@ int par_run(int nthreads, void (*fn)(void *arg, int worker), void *arg, sf_err *
 		slots[w] = (par_slot){ fn, arg, w };
 		int e = pthread_create(&tids[w], NULL, par_main, &slots[w]);
 		if (e) {
-			rc = sf_err_set(err, SF_ESYS, "cannot start worker thread %d of %d: %s", w + 1,
-					nthreads, strerror(e));
+			rc = sf_err_set(err, SF_ESYS, "cannot start worker thread %d of %d: %s",
+					w + 1, nthreads, strerror(e));
 			break;
 		}
 	}

@@ -5,8 +5,7 @@
  * scores above the lowest one, in increasing order, with the share of all
  * solutions that score at least as much (the tail share). Each strategy picks
  * a candidate for each star and a final pass makes them strictly increasing
- * by pulling a candidate down to the next reachable score below the star
- * above it; with at least three candidates that always succeeds.
+ * (see the end of stars_thresholds()).
  */
 #include "stars.h"
 
@@ -14,8 +13,8 @@
 #include <string.h>
 
 typedef struct stars_view {
-	int n;          /* reachable scores above the lowest */
-	const int *s;   /* those scores, increasing */
+	int n;              /* reachable scores above the lowest */
+	const int *s;       /* those scores, increasing */
 	const double *tail; /* tail[i]: share of solutions scoring >= s[i] */
 } stars_view;
 
@@ -76,8 +75,9 @@ int stars_thresholds(const uint64_t *counts, int nscores, const stars_config *cf
 	if (!counts || nscores <= 0)
 		return sf_err_set(err, SF_EINVAL, "empty score distribution");
 	if (nscores > STARS_MAX_SCORES)
-		return sf_err_set(err, SF_EINVAL, "score distribution has %d scores (allowed: 1..%d)",
-				  nscores, STARS_MAX_SCORES);
+		return sf_err_set(err, SF_EINVAL,
+				  "score distribution has %d scores (allowed: 1..%d)", nscores,
+				  STARS_MAX_SCORES);
 
 	int lowest = -1;
 	double total = 0;
@@ -125,9 +125,10 @@ int stars_thresholds(const uint64_t *counts, int nscores, const stars_config *cf
 	case STARS_PERCENTILE:
 		if (!(cfg->one_fraction > 0 && cfg->one_fraction < 1 && cfg->two_fraction > 0 &&
 		      cfg->two_fraction < cfg->one_fraction))
-			return sf_err_set(err, SF_EINVAL,
-					  "percentile fractions must satisfy 0 < two (%g) < one (%g) < 1",
-					  cfg->two_fraction, cfg->one_fraction);
+			return sf_err_set(
+				err, SF_EINVAL,
+				"percentile fractions must satisfy 0 < two (%g) < one (%g) < 1",
+				cfg->two_fraction, cfg->one_fraction);
 		pick[0] = first_at_most(&v, cfg->one_fraction);
 		pick[1] = first_at_most(&v, cfg->two_fraction);
 		break;
@@ -141,9 +142,16 @@ int stars_thresholds(const uint64_t *counts, int nscores, const stars_config *cf
 		return sf_err_set(err, SF_EINVAL, "unknown star strategy %d", (int)cfg->strategy);
 	}
 
-	/* Strictly increasing: each star below the next one's candidate. */
+	/*
+	 * Strictly increasing: two stars below three, and above the first
+	 * candidate (when nearly every solution scores the lowest, both lower
+	 * strategies land on candidate 0 and two stars must move up); one star
+	 * below two. With n >= 3 candidates the picks end in 0 <= one < two < three.
+	 */
 	if (pick[1] >= pick[2])
 		pick[1] = pick[2] - 1;
+	if (pick[1] < 1)
+		pick[1] = 1;
 	if (pick[0] >= pick[1])
 		pick[0] = pick[1] - 1;
 	for (int k = 0; k < 3; k++)

@@ -83,13 +83,16 @@ int cli_evaluate(int argc, char **argv)
 			opts.budget = strtod(value, &end);
 			if (!*value || *end || !(opts.budget >= 1 && opts.budget <= 1e15))
 				return cli_usage_error("evaluate",
-						       "--budget '%s' is not a number in 1..1e15", value);
+						       "--budget '%s' is not a number in 1..1e15",
+						       value);
 			have_budget = 1;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			return cli_usage_error("evaluate", "unknown option '%s' (see --help)", argv[i]);
+			return cli_usage_error("evaluate", "unknown option '%s' (see --help)",
+					       argv[i]);
 		} else if (seqtext) {
-			return cli_usage_error("evaluate", "more than one sequence given ('%s', '%s')",
-					       seqtext, argv[i]);
+			return cli_usage_error("evaluate",
+					       "more than one sequence given ('%s', '%s')", seqtext,
+					       argv[i]);
 		} else {
 			seqtext = argv[i];
 		}

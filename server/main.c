@@ -54,7 +54,10 @@ int cli_int(const char *cmd, const char *name, const char *text, long lo, long h
 {
 	char *end;
 	long v = strtol(text, &end, 10);
-	if (!*text || *end || v < lo || v > hi) {
+	/* strtol also takes leading blanks and '+': an option value is digits only. */
+	int plain = (text[0] >= '0' && text[0] <= '9') ||
+		    (text[0] == '-' && text[1] >= '0' && text[1] <= '9');
+	if (!plain || *end || v < lo || v > hi) {
 		cli_usage_error(cmd, "%s '%s' is not an integer in %ld..%ld", name, text, lo, hi);
 		return -1;
 	}
@@ -75,7 +78,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "evaluate"))
 		return cli_evaluate(argc - 1, argv + 1);
-	fprintf(stderr, "starforge: unknown command '%s' (allowed: evaluate; see starforge --help)\n",
-		cmd);
+	fprintf(stderr,
+		"starforge: unknown command '%s' (allowed: evaluate; see starforge --help)\n", cmd);
 	return CLI_USAGE;
 }

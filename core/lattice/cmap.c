@@ -14,12 +14,12 @@
  * worker keeps an open-addressing hash table of the maps it meets, with
  * their counts and the first conformation reaching each (depth-first key =
  * task index and leaf number within the task). The tables are merged keeping
- * the smallest key, the maps sorted by value, and each map's first
- * conformation ranked among all of them, so the built database is the same
- * for every thread count and the examples it yields are exactly those of
- * lat_enumerate().
+ * the smallest key and the maps ordered by it: by their first appearance in
+ * depth-first order. That order is the same for every thread count, so the
+ * built database is too, and the first map of a score in the arrays holds
+ * the example lat_enumerate() reports for it.
  *
- * Layout: structure of arrays (maps, multiplicities, ranks, folds), so the
+ * Layout: structure of arrays (maps, multiplicities, folds), so the
  * histogram pass streams through just the maps and multiplicities.
  */
 #include <stdatomic.h>
@@ -52,10 +52,9 @@ struct lat_db {
 	int len, words;
 	size_t n;
 	uint64_t total;
-	uint64_t *map[2];    /* map[1] only when words == 2 */
+	uint64_t *map[2]; /* map[1] only when words == 2 */
 	uint32_t *mult;
-	uint32_t *rank;      /* depth-first rank of each map's first conformation */
-	uint64_t *moves;     /* that conformation, 3 bits per bond */
+	uint64_t *moves; /* that conformation, 3 bits per bond */
 	cmap pairbit[LAT_DB_MAX_LEN][LAT_DB_MAX_LEN];
 	size_t bytes;
 };
@@ -68,7 +67,9 @@ typedef struct db_worker {
 	uint64_t task_key; /* task index << 40 */
 	uint64_t leaf;     /* leaves seen in this task */
 	uint8_t moves[LAT_MAX_LEN];
-	db_table table;
+	db_table local;    /* this task's maps; small enough to stay in cache */
+	uint32_t *touched; /* slots of `local` in use, to flush without a scan */
+	db_table table;    /* every map this worker has met */
 } db_worker;
 
 typedef struct db_shared {
@@ -84,7 +85,8 @@ typedef struct db_shared {
 
 static uint64_t cmap_hash(cmap m)
 {
-	uint64_t x = m.w[0] * 0x9e3779b97f4a7c15ULL ^ (m.w[1] + 0x632be59bd9b4e019ULL) * 0xc2b2ae3d27d4eb4fULL;
+	uint64_t x = m.w[0] * 0x9e3779b97f4a7c15ULL ^
+		     (m.w[1] + 0x632be59bd9b4e019ULL) * 0xc2b2ae3d27d4eb4fULL;
 	x ^= x >> 31;
 	x *= 0xbf58476d1ce4e5b9ULL;
 	return x ^ (x >> 29);
@@ -126,6 +128,8 @@ static int table_grow(db_table *t)
 /* Adds `n` conformations of map `m` whose first one is (key, moves). */
 static void table_add(db_table *t, cmap m, uint32_t n, uint64_t key, uint64_t moves)
 {
+	if (t->failed)
+		return; /* a table that could not grow may be nearly full */
 	db_entry *e = table_find(t, m);
 	if (e->count) {
 		e->count += n;
@@ -142,6 +146,19 @@ static void table_add(db_table *t, cmap m, uint32_t n, uint64_t key, uint64_t mo
 
 /* ---- the walk ---- */
 
+#define DB_LOCAL_CAP 4096 /* 160 KiB of entries: fits L2 */
+
+/* Moves the task-local counts into the worker's table and empties `local`. */
+static void db_flush(db_worker *w)
+{
+	for (size_t i = 0; i < w->local.used; i++) {
+		db_entry *e = &w->local.slot[w->touched[i]];
+		table_add(&w->table, e->map, e->count, e->key, e->moves);
+		e->count = 0;
+	}
+	w->local.used = 0;
+}
+
 static uint64_t pack_moves(const uint8_t *moves, int bonds)
 {
 	uint64_t packed = 0;
@@ -150,17 +167,30 @@ static uint64_t pack_moves(const uint8_t *moves, int bonds)
 	return packed;
 }
 
+/*
+ * Counts one conformation with map `m`. Leaves of one task share most of
+ * their maps, so they are counted in a small task-local table first and
+ * flushed into the worker's big table when the task ends: the big table,
+ * which holds nearly every map of the length, is touched once per distinct
+ * map of a task instead of once per conformation.
+ */
 static void db_tally(db_worker *w, cmap m)
 {
-	if (__builtin_expect(w->table.failed, 0))
-		return;
-	uint64_t key = w->task_key | w->leaf++;
-	db_entry *e = table_find(&w->table, m);
+	uint64_t leaf = w->leaf++;
+	db_entry *e = table_find(&w->local, m);
 	if (e->count) {
 		e->count++;
 		return;
 	}
-	table_add(&w->table, m, 1, key, pack_moves(w->moves, w->last));
+	if (w->local.used * 2 + 2 > w->local.cap) {
+		db_flush(w);
+		e = table_find(&w->local, m);
+	}
+	*e = (db_entry){ .map = m,
+			 .key = w->task_key | leaf,
+			 .moves = pack_moves(w->moves, w->last),
+			 .count = 1 };
+	w->touched[w->local.used++] = (uint32_t)(e - w->local.slot);
 }
 
 #define NDIR 4
@@ -225,7 +255,15 @@ static void db_worker_main(void *arg, int index)
 	db_worker *w = &sh->workers[index];
 	const lat_geom *g = sh->geom;
 	w->grid = calloc((size_t)g->cells, 1);
-	if (!w->grid || table_init(&w->table, 1024)) {
+	w->touched = malloc(DB_LOCAL_CAP / 2 * sizeof *w->touched);
+	if (!w->grid || !w->touched || table_init(&w->local, DB_LOCAL_CAP) ||
+	    table_init(&w->table, 1024)) {
+		free(w->grid);
+		free(w->touched);
+		free(w->local.slot);
+		w->grid = NULL;
+		w->touched = NULL;
+		w->local.slot = NULL;
 		w->table.failed = 1;
 		return;
 	}
@@ -240,70 +278,88 @@ static void db_worker_main(void *arg, int index)
 		w->task_key = (uint64_t)t << 40;
 		w->leaf = 0;
 		db_run_task(w, g, sh->db, &sh->tasks[t]);
+		db_flush(w);
 	}
 	free(w->grid);
+	free(w->touched);
+	free(w->local.slot);
 	w->grid = NULL;
+	w->touched = NULL;
+	w->local.slot = NULL;
 }
 
 /* ---- assembling the database ---- */
 
-static int by_map(const void *a, const void *b)
+/*
+ * Sorts n (key, slot) pairs by key, least significant byte first, skipping
+ * the bytes in which all keys agree (most of them: keys are task << 40 |
+ * leaf). Radix rather than qsort: this sort is the serial tail of a build.
+ */
+static int sort_by_key(uint64_t (*pairs)[2], size_t n)
 {
-	const db_entry *x = a, *y = b;
-	if (x->map.w[1] != y->map.w[1])
-		return x->map.w[1] < y->map.w[1] ? -1 : 1;
-	if (x->map.w[0] != y->map.w[0])
-		return x->map.w[0] < y->map.w[0] ? -1 : 1;
+	uint64_t(*tmp)[2] = malloc(n * sizeof *tmp);
+	if (!tmp)
+		return -1;
+	for (int shift = 0; shift < 64; shift += 8) {
+		size_t count[256] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			count[pairs[i][0] >> shift & 0xff]++;
+		if (count[pairs[0][0] >> shift & 0xff] == n)
+			continue;
+		size_t at = 0;
+		for (int b = 0; b < 256; b++) {
+			size_t c = count[b];
+			count[b] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++) {
+			size_t b = pairs[i][0] >> shift & 0xff;
+			tmp[count[b]][0] = pairs[i][0];
+			tmp[count[b]++][1] = pairs[i][1];
+		}
+		memcpy(pairs, tmp, n * sizeof *tmp);
+	}
+	free(tmp);
 	return 0;
 }
 
-/* Orders (key, index) pairs by key; keys are unique. */
-static int by_key(const void *a, const void *b)
+/* Moves the merged table into the database's arrays in first-appearance order. */
+static int db_fill(lat_db *db, const db_table *merged)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Moves the merged table into the database's arrays, sorted and ranked. */
-static int db_fill(lat_db *db, db_table *merged)
-{
+	uint64_t(*order)[2] = malloc(merged->used * sizeof *order);
+	if (!order)
+		return -1;
 	size_t n = 0;
-	for (size_t i = 0; i < merged->cap; i++)
-		if (merged->slot[i].count)
-			merged->slot[n++] = merged->slot[i];
-	qsort(merged->slot, n, sizeof *merged->slot, by_map);
-
+	for (size_t i = 0; i < merged->cap; i++) {
+		if (merged->slot[i].count) {
+			order[n][0] = merged->slot[i].key;
+			order[n++][1] = i;
+		}
+	}
 	db->n = n;
 	db->map[0] = malloc(n * sizeof(uint64_t));
 	db->map[1] = db->words == 2 ? malloc(n * sizeof(uint64_t)) : NULL;
 	db->mult = malloc(n * sizeof(uint32_t));
-	db->rank = malloc(n * sizeof(uint32_t));
 	db->moves = malloc(n * sizeof(uint64_t));
-	uint64_t *pairs = malloc(n * 2 * sizeof(uint64_t));
-	if (!db->map[0] || (db->words == 2 && !db->map[1]) || !db->mult || !db->rank ||
-	    !db->moves || !pairs) {
-		free(pairs);
+	if (!db->map[0] || (db->words == 2 && !db->map[1]) || !db->mult || !db->moves ||
+	    sort_by_key(order, n)) {
+		free(order);
 		return -1;
 	}
 	db->total = 0;
 	for (size_t i = 0; i < n; i++) {
-		const db_entry *e = &merged->slot[i];
+		const db_entry *e = &merged->slot[order[i][1]];
 		db->map[0][i] = e->map.w[0];
 		if (db->map[1])
 			db->map[1][i] = e->map.w[1];
 		db->mult[i] = e->count;
 		db->moves[i] = e->moves;
 		db->total += e->count;
-		pairs[2 * i] = e->key;
-		pairs[2 * i + 1] = i;
 	}
-	qsort(pairs, n, 2 * sizeof(uint64_t), by_key);
-	for (size_t r = 0; r < n; r++)
-		db->rank[pairs[2 * r + 1]] = (uint32_t)r;
-	free(pairs);
-	db->bytes = n * (sizeof(uint64_t) * (size_t)db->words + 2 * sizeof(uint32_t) +
-			 sizeof(uint64_t)) +
-		    sizeof *db;
+	free(order);
+	db->bytes =
+		n * (sizeof(uint64_t) * (size_t)db->words + sizeof(uint32_t) + sizeof(uint64_t)) +
+		sizeof *db;
 	return 0;
 }
 
@@ -349,6 +405,15 @@ lat_db *lat_db_build(lat_kind kind, int len, const lat_opts *opts, sf_err *err)
 	double budget = opts->budget > 0 ? opts->budget : LAT_DEFAULT_DB_BUDGET;
 	if (lat_check_budget(kind, len, budget, err))
 		return NULL;
+	/* Multiplicities are 32-bit: a map (the empty one first) may stand for
+	 * nearly every conformation, so the total must fit. */
+	if (lat_estimate(kind, len) >= (double)UINT32_MAX) {
+		sf_err_set(err, SF_EBUDGET,
+			   "a contact-map database of length %d on the %s lattice would hold about "
+			   "%.3g conformations; at most %.3g fit its 32-bit counts",
+			   len, lat_kind_name(kind), lat_estimate(kind, len), (double)UINT32_MAX);
+		return NULL;
+	}
 	lat_db *db = calloc(1, sizeof *db);
 	if (!db) {
 		sf_err_set(err, SF_ENOMEM, "out of memory for the contact-map database");
@@ -374,7 +439,9 @@ lat_db *lat_db_build(lat_kind kind, int len, const lat_opts *opts, sf_err *err)
 		goto nomem;
 	}
 	int nthreads = (size_t)opts->threads < ntasks ? opts->threads : (int)ntasks;
-	db_shared sh = { .geom = &g, .db = db, .tasks = tasks, .ntasks = ntasks, .workers = workers };
+	db_shared sh = {
+		.geom = &g, .db = db, .tasks = tasks, .ntasks = ntasks, .workers = workers
+	};
 	atomic_init(&sh.next, 0);
 	int rc = par_run(nthreads, db_worker_main, &sh, err);
 
@@ -422,7 +489,6 @@ void lat_db_free(lat_db *db)
 	free(db->map[0]);
 	free(db->map[1]);
 	free(db->mult);
-	free(db->rank);
 	free(db->moves);
 	free(db);
 }
@@ -469,41 +535,59 @@ static cmap hh_mask(const lat_db *db, const lat_seq *seq)
 	return m;
 }
 
-/*
- * The histogram pass. Four interleaved sub-histograms break the store-to-load
- * dependency between consecutive maps of the same score. Compiled twice on
- * x86-64, once with the POPCNT instruction, and chosen at run time, since
- * Debian's baseline (x86-64 v1) lacks it.
- */
-#define HIST_BODY                                                                         \
-	{                                                                                 \
-		size_t i = 0;                                                             \
-		for (; i + 4 <= n; i += 4) {                                              \
-			for (int u = 0; u < 4; u++) {                                     \
-				size_t k = i + (size_t)u;                                 \
-				int s = __builtin_popcountll(m0[k] & h0) +                \
-					(m1 ? __builtin_popcountll(m1[k] & h1) : 0);      \
-				sub[u][s] += mult[k];                                     \
-			}                                                                 \
-		}                                                                         \
-		for (; i < n; i++) {                                                      \
-			int s = __builtin_popcountll(m0[i] & h0) +                        \
-				(m1 ? __builtin_popcountll(m1[i] & h1) : 0);              \
-			sub[0][s] += mult[i];                                             \
-		}                                                                         \
-	}
-
 typedef uint64_t hist4[4][LAT_MAX_SCORE + 1];
 
-static void hist_pass_generic(const uint64_t *m0, const uint64_t *m1, const uint32_t *mult,
-			      size_t n, uint64_t h0, uint64_t h1, hist4 sub)
-	HIST_BODY
+/*
+ * The histogram pass: sub[u][popcount(map & hh)] += multiplicity. Four
+ * interleaved sub-histograms break the store-to-load dependency between
+ * consecutive maps of the same score. `two` (a constant after inlining)
+ * selects the two-word maps.
+ */
+static inline __attribute__((always_inline)) void hist_loop(const lat_db *db, cmap hh, hist4 sub,
+							    const int two)
+{
+	const uint64_t *m0 = db->map[0], *m1 = db->map[1];
+	const uint32_t *mult = db->mult;
+	const size_t n = db->n;
+	size_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		for (int u = 0; u < 4; u++) {
+			size_t k = i + (size_t)u;
+			int s = __builtin_popcountll(m0[k] & hh.w[0]);
+			if (two)
+				s += __builtin_popcountll(m1[k] & hh.w[1]);
+			sub[u][s] += mult[k];
+		}
+	}
+	for (; i < n; i++) {
+		int s = __builtin_popcountll(m0[i] & hh.w[0]);
+		if (two)
+			s += __builtin_popcountll(m1[i] & hh.w[1]);
+		sub[0][s] += mult[i];
+	}
+}
 
+static void hist_pass_generic(const lat_db *db, cmap hh, hist4 sub)
+{
+	if (db->words == 2)
+		hist_loop(db, hh, sub, 1);
+	else
+		hist_loop(db, hh, sub, 0);
+}
+
+/*
+ * The same pass compiled with the POPCNT instruction, chosen at run time:
+ * Debian's x86-64 baseline lacks it, and without it a popcount is a dozen
+ * instructions.
+ */
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("popcnt"))) static void
-hist_pass_popcnt(const uint64_t *m0, const uint64_t *m1, const uint32_t *mult, size_t n,
-		 uint64_t h0, uint64_t h1, hist4 sub)
-	HIST_BODY
+__attribute__((target("popcnt"))) static void hist_pass_popcnt(const lat_db *db, cmap hh, hist4 sub)
+{
+	if (db->words == 2)
+		hist_loop(db, hh, sub, 1);
+	else
+		hist_loop(db, hh, sub, 0);
+}
 #endif
 
 static void hist_pass(const lat_db *db, cmap hh, hist4 sub)
@@ -511,11 +595,11 @@ static void hist_pass(const lat_db *db, cmap hh, hist4 sub)
 	memset(sub, 0, sizeof(hist4));
 #if defined(__x86_64__) && defined(__GNUC__)
 	if (__builtin_cpu_supports("popcnt")) {
-		hist_pass_popcnt(db->map[0], db->map[1], db->mult, db->n, hh.w[0], hh.w[1], sub);
+		hist_pass_popcnt(db, hh, sub);
 		return;
 	}
 #endif
-	hist_pass_generic(db->map[0], db->map[1], db->mult, db->n, hh.w[0], hh.w[1], sub);
+	hist_pass_generic(db, hh, sub);
 }
 
 int lat_db_histogram(const lat_db *db, const lat_seq *seq, uint64_t hist[LAT_MAX_SCORE + 1])
@@ -545,25 +629,17 @@ int lat_db_evaluate(const lat_db *db, const lat_seq *seq, lat_result *out, sf_er
 	lat_db_histogram(db, seq, out->hist);
 	lat_result_summarise(out);
 
-	/* Per score, the map whose first conformation comes first overall. */
+	/* Maps are in first-appearance order: a score's first map holds its example. */
 	cmap hh = hh_mask(db, seq);
-	uint32_t best[LAT_MAX_SCORE + 1];
-	size_t which[LAT_MAX_SCORE + 1];
-	for (int s = 0; s <= LAT_MAX_SCORE; s++)
-		best[s] = UINT32_MAX;
-	for (size_t i = 0; i < db->n; i++) {
+	int missing = out->distinct_scores;
+	for (size_t i = 0; missing && i < db->n; i++) {
 		int s = __builtin_popcountll(db->map[0][i] & hh.w[0]) +
 			(db->map[1] ? __builtin_popcountll(db->map[1][i] & hh.w[1]) : 0);
-		if (db->rank[i] < best[s]) {
-			best[s] = db->rank[i];
-			which[s] = i;
-		}
-	}
-	for (int s = 0; s <= LAT_MAX_SCORE; s++) {
-		if (best[s] == UINT32_MAX)
+		if (out->examples[s][0])
 			continue;
 		for (int b = 0; b < db->len - 1; b++)
-			out->examples[s][b] = lat_dir_letter((int)(db->moves[which[s]] >> (3 * b) & 7));
+			out->examples[s][b] = lat_dir_letter((int)(db->moves[i] >> (3 * b) & 7));
+		missing--;
 	}
 	return 0;
 }

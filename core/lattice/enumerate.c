@@ -149,8 +149,9 @@ int lat_enumerate(lat_kind kind, const lat_seq *seq, const lat_opts *opts, lat_r
 		return sf_err_set(err, SF_ENOMEM, "out of memory preparing the enumeration");
 	}
 	int nthreads = (size_t)opts->threads < ntasks ? opts->threads : (int)ntasks;
-	cnt_shared sh = { .geom = &g, .seq = seq, .tasks = tasks, .ntasks = ntasks,
-			  .workers = workers };
+	cnt_shared sh = {
+		.geom = &g, .seq = seq, .tasks = tasks, .ntasks = ntasks, .workers = workers
+	};
 	atomic_init(&sh.next, 0);
 	rc = par_run(nthreads, cnt_worker_main, &sh, err);
 	for (int i = 0; !rc && i < nthreads; i++)
@@ -162,7 +163,8 @@ int lat_enumerate(lat_kind kind, const lat_seq *seq, const lat_opts *opts, lat_r
 			for (int i = 0; i < nthreads; i++) {
 				out->hist[s] += workers[i].hist[s];
 				if (workers[i].example_task[s] != CNT_NO_TASK &&
-				    (best < 0 || workers[i].example_task[s] < workers[best].example_task[s]))
+				    (best < 0 ||
+				     workers[i].example_task[s] < workers[best].example_task[s]))
 					best = i;
 			}
 			for (int b = 0; best >= 0 && b < seq->len - 1; b++)

@@ -57,18 +57,18 @@ typedef enum lat_kind {
 } lat_kind;
 
 typedef struct lat_seq {
-	int len;                 /* residues, 1..LAT_MAX_LEN */
-	uint8_t h[LAT_MAX_LEN];  /* 1 for H, 0 for P */
+	int len;                /* residues, 1..LAT_MAX_LEN */
+	uint8_t h[LAT_MAX_LEN]; /* 1 for H, 0 for P */
 } lat_seq;
 
 /* The exact evaluation of one sequence. */
 typedef struct lat_result {
 	lat_kind lattice;
 	int len;
-	uint64_t conformations;         /* sum of hist[] */
+	uint64_t conformations;           /* sum of hist[] */
 	uint64_t hist[LAT_MAX_SCORE + 1]; /* conformations per score */
 	int max_score;
-	int distinct_scores;            /* scores with hist[s] > 0 */
+	int distinct_scores; /* scores with hist[s] > 0 */
 	/* For each reachable score, the first fold reaching it ("" otherwise). */
 	char examples[LAT_MAX_SCORE + 1][LAT_MAX_LEN];
 } lat_result;

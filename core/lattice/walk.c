@@ -54,8 +54,8 @@ typedef struct task_list {
 	int failed;
 } task_list;
 
-static void collect(const lat_geom *g, uint8_t *seen, int site, int phase, lat_task *cur,
-		    int want, task_list *list)
+static void collect(const lat_geom *g, uint8_t *seen, int site, int phase, lat_task *cur, int want,
+		    task_list *list)
 {
 	if (cur->bonds == want) {
 		if (list->n == list->cap) {

@@ -31,15 +31,15 @@ enum { LAT_R, LAT_L, LAT_U, LAT_D, LAT_F, LAT_B };
 typedef struct lat_geom {
 	lat_kind kind;
 	int ndir;
-	int side;    /* grid side, 2*len+1 */
-	int cells;   /* side^dim */
-	int center;  /* site of residue 0 */
-	int off[6];  /* site delta per direction */
+	int side;   /* grid side, 2*len+1 */
+	int cells;  /* side^dim */
+	int center; /* site of residue 0 */
+	int off[6]; /* site delta per direction */
 } lat_geom;
 
 typedef struct lat_task {
-	uint8_t bonds;  /* prefix length in bonds (>= 1) */
-	uint8_t phase;  /* symmetry phase after the prefix */
+	uint8_t bonds; /* prefix length in bonds (>= 1) */
+	uint8_t phase; /* symmetry phase after the prefix */
 	uint8_t dirs[LAT_MAX_LEN];
 } lat_task;
 

@@ -1,0 +1,731 @@
+/*
+ * test_cli.c - the real starforge binary, run as a child process.
+ *
+ * The binary's absolute path comes from STARFORGE_BIN (make test sets it).
+ * Expected numbers are published ones (walk counts, oracle histograms) or
+ * worked out by hand in the comments; the example folds the binary prints are
+ * re-scored here by an independent walker, never compared with its own output.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* No single run may take longer than this (sanitizer builds included). */
+#define RUN_TIMEOUT_S 300
+
+/* ---- running the binary ---- */
+
+typedef struct run_result {
+	int status; /* exit status */
+	char *out;  /* stdout, NUL-terminated */
+	size_t out_len;
+	char *err; /* stderr, NUL-terminated */
+	size_t err_len;
+} run_result;
+
+typedef struct buf {
+	char *data;
+	size_t len, cap;
+} buf;
+
+static void buf_append(buf *b, const char *data, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (b->len + n + 1 > cap)
+			cap *= 2;
+		char *p = realloc(b->data, cap);
+		if (!p)
+			fail_msg("out of memory capturing output");
+		b->data = p;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, data, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const char *starforge_bin(void)
+{
+	const char *bin = getenv("STARFORGE_BIN");
+	if (!bin || !*bin)
+		fail_msg("STARFORGE_BIN is not set: run the CLI tests through 'make test', or "
+			 "set it to the absolute path of the starforge binary");
+	if (bin[0] != '/')
+		fail_msg("STARFORGE_BIN must be an absolute path, got '%s'", bin);
+	if (access(bin, X_OK) != 0)
+		fail_msg("STARFORGE_BIN '%s' is not an executable file: %s", bin, strerror(errno));
+	return bin;
+}
+
+/*
+ * Runs the binary with `args` (NULL-terminated, not counting argv[0]), stdin
+ * from /dev/null, stdout and stderr captured through pipes.
+ */
+static void run_args(run_result *res, const char *const *args)
+{
+	const char *bin = starforge_bin();
+	char *argv[32];
+	int argc = 0;
+	argv[argc++] = (char *)bin;
+	for (int i = 0; args[i]; i++) {
+		if (argc >= ARRAY_LEN(argv) - 1)
+			fail_msg("too many arguments");
+		argv[argc++] = (char *)args[i];
+	}
+	argv[argc] = NULL;
+
+	int out[2], err[2];
+	if (pipe(out) || pipe(err))
+		fail_msg("pipe: %s", strerror(errno));
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+	posix_spawn_file_actions_addclose(&fa, out[0]);
+	posix_spawn_file_actions_addclose(&fa, out[1]);
+	posix_spawn_file_actions_addclose(&fa, err[0]);
+	posix_spawn_file_actions_addclose(&fa, err[1]);
+	pid_t pid;
+	int rc = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(out[1]);
+	close(err[1]);
+	if (rc != 0) {
+		close(out[0]);
+		close(err[0]);
+		fail_msg("posix_spawn %s: %s", bin, strerror(rc));
+	}
+
+	buf bo = { 0 }, be = { 0 };
+	buf_append(&bo, "", 0);
+	buf_append(&be, "", 0);
+	struct pollfd fds[2] = { { .fd = out[0], .events = POLLIN },
+				 { .fd = err[0], .events = POLLIN } };
+	int open_fds = 2;
+	double deadline = now_s() + RUN_TIMEOUT_S;
+	while (open_fds > 0) {
+		int left_ms = (int)((deadline - now_s()) * 1000);
+		if (left_ms <= 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			fail_msg("starforge %s ... ran longer than %d s", args[0] ? args[0] : "",
+				 RUN_TIMEOUT_S);
+		}
+		int n = poll(fds, 2, left_ms);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fail_msg("poll: %s", strerror(errno));
+		}
+		for (int k = 0; k < 2; k++) {
+			if (fds[k].fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			char chunk[65536];
+			ssize_t got = read(fds[k].fd, chunk, sizeof chunk);
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0) {
+				close(fds[k].fd);
+				fds[k].fd = -1;
+				open_fds--;
+			} else {
+				buf_append(k == 0 ? &bo : &be, chunk, (size_t)got);
+			}
+		}
+	}
+	int wstatus;
+	while (waitpid(pid, &wstatus, 0) < 0)
+		if (errno != EINTR)
+			fail_msg("waitpid: %s", strerror(errno));
+	if (WIFSIGNALED(wstatus))
+		fail_msg("starforge killed by signal %d; stderr:\n%s", WTERMSIG(wstatus), be.data);
+	res->status = WEXITSTATUS(wstatus);
+	res->out = bo.data;
+	res->out_len = bo.len;
+	res->err = be.data;
+	res->err_len = be.len;
+}
+
+#define RUN(res, ...)                                                  \
+	do {                                                           \
+		const char *const run_args_[] = { __VA_ARGS__, NULL }; \
+		run_args((res), run_args_);                            \
+	} while (0)
+
+static void run_free(run_result *res)
+{
+	free(res->out);
+	free(res->err);
+	res->out = res->err = NULL;
+}
+
+static int count_char(const char *s, char c)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == c;
+	return n;
+}
+
+/* True when `msg` contains the decimal number `n` not adjacent to other digits. */
+static int has_number(const char *msg, long n)
+{
+	char num[24];
+	snprintf(num, sizeof num, "%ld", n);
+	size_t len = strlen(num);
+	for (const char *p = strstr(msg, num); p; p = strstr(p + 1, num)) {
+		int before = p > msg && p[-1] >= '0' && p[-1] <= '9';
+		int after = p[len] >= '0' && p[len] <= '9';
+		if (!before && !after)
+			return 1;
+	}
+	return 0;
+}
+
+/* A successful run: exit 0, nothing on stderr, exactly one JSON line on stdout. */
+static json_t *expect_json(run_result *res)
+{
+	if (res->status != 0)
+		fail_msg("exit status %d, expected 0; stderr: %s", res->status, res->err);
+	if (res->err_len != 0)
+		fail_msg("unexpected stderr: %s", res->err);
+	if (res->out_len == 0 || res->out[res->out_len - 1] != '\n' ||
+	    count_char(res->out, '\n') != 1)
+		fail_msg("stdout is not exactly one line: '%s'", res->out);
+	json_error_t jerr;
+	json_t *doc = json_loads(res->out, 0, &jerr);
+	if (!doc)
+		fail_msg("stdout is not JSON (%s): %s", jerr.text, res->out);
+	if (!json_is_object(doc))
+		fail_msg("stdout is not a JSON object: %s", res->out);
+	return doc;
+}
+
+static json_int_t get_int(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+	if (!json_is_integer(v))
+		fail_msg("\"%s\" is missing or not an integer", key);
+	return json_integer_value(v);
+}
+
+static const char *get_str(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+	if (!json_is_string(v))
+		fail_msg("\"%s\" is missing or not a string", key);
+	return json_string_value(v);
+}
+
+static void expect_int_array(json_t *arr, const long long *want, int n, const char *what)
+{
+	if (!json_is_array(arr))
+		fail_msg("%s is not an array", what);
+	if ((int)json_array_size(arr) != n)
+		fail_msg("%s has %d entries, expected %d", what, (int)json_array_size(arr), n);
+	for (int i = 0; i < n; i++) {
+		json_t *v = json_array_get(arr, (size_t)i);
+		if (!json_is_integer(v) || json_integer_value(v) != want[i])
+			fail_msg("%s[%d] is not %lld", what, i, want[i]);
+	}
+}
+
+static json_t *get_stars(json_t *doc, const char *strategy)
+{
+	json_t *stars = json_object_get(doc, "stars");
+	if (!json_is_object(stars))
+		fail_msg("\"stars\" is missing or not an object");
+	assert_string_equal(get_str(stars, "strategy"), strategy);
+	return stars;
+}
+
+static void expect_thresholds(json_t *doc, const char *strategy, int a, int b, int c)
+{
+	const long long want[3] = { a, b, c };
+	expect_int_array(json_object_get(get_stars(doc, strategy), "thresholds"), want, 3,
+			 "stars.thresholds");
+}
+
+/* ---- an independent HP scorer ---- */
+
+/*
+ * Walks `fold` (one letter per bond: R L U D = +-x, +-y; F B = +-z, cubic
+ * only) from the origin and returns the number of HH contacts: pairs of H
+ * residues on neighbouring sites, not consecutive in the chain. Fails the test
+ * if the fold is not a self-avoiding walk of the right length, or is not in
+ * the symmetry-reduced form (first bond R, first turn U, first step out of
+ * the xy plane F).
+ */
+static int score_fold(const char *seq, const char *fold, int cubic)
+{
+	int len = (int)strlen(seq);
+	int pos[40][3] = { { 0 } };
+	if ((int)strlen(fold) != len - 1)
+		fail_msg("fold '%s' has %d bonds, sequence %s needs %d", fold, (int)strlen(fold),
+			 seq, len - 1);
+	int turned = 0, left_plane = 0;
+	for (int i = 1; i < len; i++) {
+		char c = fold[i - 1];
+		int dx = 0, dy = 0, dz = 0;
+		switch (c) {
+		case 'R':
+			dx = 1;
+			break;
+		case 'L':
+			dx = -1;
+			break;
+		case 'U':
+			dy = 1;
+			break;
+		case 'D':
+			dy = -1;
+			break;
+		case 'F':
+			dz = 1;
+			break;
+		case 'B':
+			dz = -1;
+			break;
+		default:
+			fail_msg("fold '%s': bad letter '%c'", fold, c);
+		}
+		if (!cubic && dz)
+			fail_msg("fold '%s': '%c' on the square lattice", fold, c);
+		if (i == 1 && c != 'R')
+			fail_msg("fold '%s' does not start with R", fold);
+		if (c != 'R' && !turned) {
+			turned = 1;
+			if (c != 'U')
+				fail_msg("fold '%s': first turn is '%c', not U", fold, c);
+		}
+		if (dz && !left_plane) {
+			left_plane = 1;
+			if (c != 'F')
+				fail_msg("fold '%s': first step out of the plane is B", fold);
+		}
+		pos[i][0] = pos[i - 1][0] + dx;
+		pos[i][1] = pos[i - 1][1] + dy;
+		pos[i][2] = pos[i - 1][2] + dz;
+		for (int j = 0; j < i; j++)
+			if (!memcmp(pos[i], pos[j], sizeof pos[i]))
+				fail_msg("fold '%s' visits a site twice (residues %d and %d)", fold,
+					 j + 1, i + 1);
+	}
+	int contacts = 0;
+	for (int i = 0; i < len; i++)
+		for (int j = i + 2; j < len; j++) {
+			if (seq[i] != 'H' || seq[j] != 'H')
+				continue;
+			int d = abs(pos[i][0] - pos[j][0]) + abs(pos[i][1] - pos[j][1]) +
+				abs(pos[i][2] - pos[j][2]);
+			contacts += d == 1;
+		}
+	return contacts;
+}
+
+/*
+ * Consistency of one evaluation: histogram sums to `conformations` (when
+ * given), max_score and distinct_scores agree with it, and the examples are
+ * exactly one valid fold per reachable score, each re-scored independently.
+ */
+static void check_evaluation(json_t *doc, const char *seq, int cubic, long long conformations)
+{
+	assert_string_equal(get_str(doc, "sequence"), seq);
+	assert_string_equal(get_str(doc, "lattice"), cubic ? "cubic" : "square");
+	assert_int_equal(get_int(doc, "length"), strlen(seq));
+	json_t *hist = json_object_get(doc, "histogram");
+	assert_true(json_is_array(hist));
+	int n = (int)json_array_size(hist);
+	assert_true(n >= 1);
+	long long sum = 0;
+	int distinct = 0;
+	for (int s = 0; s < n; s++) {
+		json_t *v = json_array_get(hist, (size_t)s);
+		assert_true(json_is_integer(v));
+		assert_true(json_integer_value(v) >= 0);
+		sum += json_integer_value(v);
+		distinct += json_integer_value(v) > 0;
+	}
+	assert_true(json_integer_value(json_array_get(hist, (size_t)n - 1)) > 0);
+	if (conformations >= 0)
+		assert_int_equal(sum, conformations);
+	assert_int_equal(get_int(doc, "conformations"), sum);
+	assert_int_equal(get_int(doc, "max_score"), n - 1);
+	assert_int_equal(get_int(doc, "distinct_scores"), distinct);
+
+	json_t *examples = json_object_get(doc, "examples");
+	assert_true(json_is_object(examples));
+	assert_int_equal(json_object_size(examples), distinct);
+	for (int s = 0; s < n; s++) {
+		char key[16];
+		snprintf(key, sizeof key, "%d", s);
+		json_t *ex = json_object_get(examples, key);
+		if (json_integer_value(json_array_get(hist, (size_t)s)) == 0) {
+			if (ex)
+				fail_msg("example for unreachable score %d", s);
+			continue;
+		}
+		if (!json_is_string(ex))
+			fail_msg("no example for reachable score %d", s);
+		int got = score_fold(seq, json_string_value(ex), cubic);
+		if (got != s)
+			fail_msg("example '%s' for score %d scores %d", json_string_value(ex), s,
+				 got);
+	}
+}
+
+/* ---- evaluate: results ---- */
+
+/*
+ * HPHPPHHPHPPHPHHP: the oracle histogram {0: 426271, ..., 6: 3}; 802075
+ * conformations (OEIS A046171, n = 15). Paper stars, max 6: one at the first
+ * reachable score >= floor(6 / 2) = 3, two at 5, three at 6 -> [3, 5, 6].
+ */
+static void test_evaluate_reference(void **state)
+{
+	(void)state;
+	static const long long hist[] = { 426271, 284100, 78625, 11592, 1378, 106, 3 };
+	run_result res;
+	RUN(&res, "evaluate", "HPHPPHHPHPPHPHHP");
+	json_t *doc = expect_json(&res);
+	check_evaluation(doc, "HPHPPHHPHPPHPHHP", 0, 802075);
+	expect_int_array(json_object_get(doc, "histogram"), hist, 7, "histogram");
+	assert_int_equal(get_int(doc, "conformations"), 802075);
+	assert_int_equal(get_int(doc, "max_score"), 6);
+	assert_int_equal(get_int(doc, "distinct_scores"), 7);
+	json_t *examples = json_object_get(doc, "examples");
+	for (int s = 0; s <= 6; s++) {
+		char key[4] = { (char)('0' + s), 0 };
+		assert_non_null(json_object_get(examples, key));
+	}
+	/* Depth-first with R tried first: the very first conformation is the
+	 * straight rod, which has no contact. */
+	assert_string_equal(get_str(examples, "0"), "RRRRRRRRRRRRRRR");
+	json_t *stars = get_stars(doc, "paper");
+	assert_string_equal(get_str(stars, "metric"), "contacts");
+	assert_string_equal(get_str(stars, "better"), "higher");
+	expect_thresholds(doc, "paper", 3, 5, 6);
+	json_decref(doc);
+	run_free(&res);
+}
+
+/*
+ * The other strategies on the same histogram (tail shares out of 802075:
+ * >=1 0.4685, >=2 0.1143, >=3 0.0163, >=4 0.00185, >=5 1.36e-4, >=6 3.7e-6).
+ * percentile 0.5 / 0.1: one 1, two 3 -> [1, 3, 6].
+ * geometric: p^(1/3) = 0.01552 -> one 4; p^(2/3) = 2.41e-4 -> two 5 -> [4, 5, 6].
+ */
+static void test_evaluate_strategies(void **state)
+{
+	(void)state;
+	run_result res;
+	RUN(&res, "evaluate", "--stars", "percentile", "HPHPPHHPHPPHPHHP");
+	json_t *doc = expect_json(&res);
+	expect_thresholds(doc, "percentile", 1, 3, 6);
+	json_t *fr = json_object_get(get_stars(doc, "percentile"), "fractions");
+	assert_true(json_is_array(fr) && json_array_size(fr) == 2);
+	assert_float_equal(json_number_value(json_array_get(fr, 0)), 0.5, 1e-12);
+	assert_float_equal(json_number_value(json_array_get(fr, 1)), 0.1, 1e-12);
+	json_decref(doc);
+	run_free(&res);
+
+	RUN(&res, "evaluate", "--stars=geometric", "HPHPPHHPHPPHPHHP");
+	doc = expect_json(&res);
+	expect_thresholds(doc, "geometric", 4, 5, 6);
+	json_decref(doc);
+	run_free(&res);
+}
+
+/*
+ * Cubic all-H, L = 8 (n = 7 bonds). Symmetry-reduced count from the walk
+ * counts: c_7 = 81390 (cubic), 2172 (square). One rod (6 images); planar
+ * non-rod walks 3 * (2172 - 4) = 6504, 24 images each -> 271; non-planar
+ * (81390 - 6 - 6504) / 48 = 1560 -> 1 + 271 + 1560 = 1832 conformations.
+ * Reachable scores: as for all walks {0, 1, 2, 3, 5} (no 4). Score 5 needs
+ * the 2x2x2 cube (12 edges - 7 bonds = 5 contacts): its 144 directed
+ * Hamiltonian paths are all non-planar, so 144 / 48 = 3 reduced ones.
+ * Paper stars: floor(5 / 2) = 2 -> one at 2, two at 3 (below 5), three at 5.
+ */
+static void test_evaluate_cubic(void **state)
+{
+	(void)state;
+	run_result res;
+	RUN(&res, "evaluate", "--lattice", "cubic", "HHHHHHHH");
+	json_t *doc = expect_json(&res);
+	check_evaluation(doc, "HHHHHHHH", 1, 1832);
+	json_t *hist = json_object_get(doc, "histogram");
+	assert_int_equal(json_array_size(hist), 6);
+	assert_int_equal(json_integer_value(json_array_get(hist, 4)), 0);
+	assert_int_equal(json_integer_value(json_array_get(hist, 5)), 3);
+	assert_int_equal(get_int(doc, "max_score"), 5);
+	assert_int_equal(get_int(doc, "distinct_scores"), 5);
+	assert_null(json_object_get(json_object_get(doc, "examples"), "4"));
+	expect_thresholds(doc, "paper", 2, 3, 5);
+	json_decref(doc);
+	run_free(&res);
+
+	/* L = 10: 39640 conformations (LATTICE.md; the same computation with
+	 * c_9 = 1853886 and 16268: 1 + 2033 + 37606). */
+	RUN(&res, "evaluate", "--lattice=cubic", "HHHHHHHHHH");
+	doc = expect_json(&res);
+	check_evaluation(doc, "HHHHHHHHHH", 1, 39640);
+	json_decref(doc);
+	run_free(&res);
+}
+
+static void expect_same_stdout(const char *const *a, const char *const *b)
+{
+	run_result ra, rb;
+	run_args(&ra, a);
+	run_args(&rb, b);
+	json_decref(expect_json(&ra));
+	json_decref(expect_json(&rb));
+	if (strcmp(ra.out, rb.out) != 0)
+		fail_msg("stdout differs:\n%s%s", ra.out, rb.out);
+	run_free(&ra);
+	run_free(&rb);
+}
+
+static void test_engine_cmap_identical(void **state)
+{
+	(void)state;
+	static const char *const d1[] = { "evaluate", "HPHPPHHPHPPHPHHP", NULL };
+	static const char *const c1[] = { "evaluate", "--engine", "cmap", "HPHPPHHPHPPHPHHP",
+					  NULL };
+	expect_same_stdout(d1, c1);
+	static const char *const d2[] = { "evaluate", "--lattice", "cubic", "HPHHPPHHPH", NULL };
+	static const char *const c2[] = { "evaluate",      "--lattice",  "cubic",
+					  "--engine=cmap", "HPHHPPHHPH", NULL };
+	expect_same_stdout(d2, c2);
+	static const char *const d3[] = { "evaluate", "--engine", "direct", "HPHPPHHPHPPHPHHP",
+					  NULL };
+	expect_same_stdout(d1, d3);
+
+	/* And the cmap result is the published one, not just the same. */
+	run_result res;
+	RUN(&res, "evaluate", "--engine", "cmap", "HPHPPHHPHPPHPHHP");
+	json_t *doc = expect_json(&res);
+	static const long long hist[] = { 426271, 284100, 78625, 11592, 1378, 106, 3 };
+	expect_int_array(json_object_get(doc, "histogram"), hist, 7, "histogram");
+	json_decref(doc);
+	run_free(&res);
+}
+
+static void test_threads_identical(void **state)
+{
+	(void)state;
+	static const char *const t1[] = { "evaluate", "--threads", "1", "HPHPPHHPHPPHPHHP", NULL };
+	static const char *const t2[] = { "evaluate", "--threads", "2", "HPHPPHHPHPPHPHHP", NULL };
+	static const char *const t7[] = { "evaluate", "--threads=7", "HPHPPHHPHPPHPHHP", NULL };
+	expect_same_stdout(t1, t2);
+	expect_same_stdout(t1, t7);
+	static const char *const c1[] = { "evaluate", "--lattice",  "cubic", "--threads",
+					  "1",        "HHPHPHHPHH", NULL };
+	static const char *const c2[] = { "evaluate", "--lattice",  "cubic", "--threads",
+					  "2",        "HHPHPHHPHH", NULL };
+	expect_same_stdout(c1, c2);
+}
+
+/*
+ * HPPH: the 5 reduced conformations of 4 residues are RRR, RRU, RUR, RUL and
+ * RUU; only RUL brings residue 4 next to residue 1 -> histogram [4, 1]: one
+ * reachable score above the lowest. PPPP: [5], none.
+ */
+static void test_too_few_scores(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *seq;
+		long long hist[2];
+		int n, above;
+	} cases[] = {
+		{ "HPPH", { 4, 1 }, 2, 1 },
+		{ "PPPP", { 5, 0 }, 1, 0 },
+	};
+	for (int i = 0; i < ARRAY_LEN(cases); i++) {
+		run_result res;
+		RUN(&res, "evaluate", cases[i].seq);
+		json_t *doc = expect_json(&res);
+		check_evaluation(doc, cases[i].seq, 0, 5);
+		expect_int_array(json_object_get(doc, "histogram"), cases[i].hist, cases[i].n,
+				 "histogram");
+		json_t *stars = get_stars(doc, "paper");
+		json_t *t = json_object_get(stars, "thresholds");
+		if (!json_is_null(t))
+			fail_msg("%s: stars.thresholds is not null", cases[i].seq);
+		const char *reason = get_str(stars, "reason");
+		if (!has_number(reason, cases[i].above))
+			fail_msg("%s: reason does not say %d: %s", cases[i].seq, cases[i].above,
+				 reason);
+		json_decref(doc);
+		run_free(&res);
+	}
+}
+
+/* ---- evaluate: bad input ---- */
+
+typedef struct bad_case {
+	const char *args[8];
+	const char *any_of[4]; /* the stderr line contains at least one of these */
+} bad_case;
+
+static void expect_usage_error(const bad_case *c)
+{
+	run_result res;
+	run_args(&res, c->args);
+	char cmd[256] = "";
+	for (int i = 0; c->args[i]; i++) {
+		strncat(cmd, " '", sizeof cmd - strlen(cmd) - 1);
+		strncat(cmd, c->args[i], sizeof cmd - strlen(cmd) - 1);
+		strncat(cmd, "'", sizeof cmd - strlen(cmd) - 1);
+	}
+	if (res.status != 2)
+		fail_msg("starforge%s: exit %d, expected 2", cmd, res.status);
+	if (res.out_len != 0)
+		fail_msg("starforge%s: wrote to stdout: %s", cmd, res.out);
+	if (res.err_len == 0 || res.err[res.err_len - 1] != '\n' || count_char(res.err, '\n') != 1)
+		fail_msg("starforge%s: stderr is not exactly one line: '%s'", cmd, res.err);
+	int named = 0;
+	for (int i = 0; i < 4 && c->any_of[i]; i++)
+		named |= strstr(res.err, c->any_of[i]) != NULL;
+	if (!named)
+		fail_msg("starforge%s: stderr does not name the problem ('%s'...): %s", cmd,
+			 c->any_of[0], res.err);
+	run_free(&res);
+}
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	static const bad_case cases[] = {
+		{ { "evaluate", "", NULL }, { "empty", "length 0", NULL } },
+		{ { "evaluate", "hphp", NULL }, { "'h'", "\"h\"", "lower", NULL } },
+		{ { "evaluate", "HPX", NULL }, { "X", NULL } },
+		{ { "evaluate", "HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH", NULL }, { "33", NULL } },
+		{ { "evaluate", "--lattice", "hexagonal", "HPHP", NULL }, { "hexagonal", NULL } },
+		{ { "evaluate", "--stars", "bogus", "HPHP", NULL }, { "bogus", NULL } },
+		{ { "evaluate", "--engine", "warp", "HPHP", NULL }, { "warp", NULL } },
+		{ { "evaluate", "--threads", "0", "HPHP", NULL }, { "threads", NULL } },
+		{ { "evaluate", "--threads", "abc", "HPHP", NULL }, { "abc", NULL } },
+		{ { "evaluate", "--threads=-3", "HPHP", NULL }, { "-3", NULL } },
+		{ { "evaluate", "--budget", "1000", "HPHPPHHPHPPHPHHP", NULL },
+		  { "budget", NULL } },
+		{ { "evaluate", NULL }, { "sequence", NULL } },
+		{ { "evaluate", "HPHP", "PPHH", NULL }, { "PPHH", "more than one", "two", NULL } },
+		{ { "evaluate", "--frobnicate", "HPHP", NULL }, { "--frobnicate", NULL } },
+		{ { "evaluate", "HPHP", "--threads", NULL }, { "threads", NULL } },
+		{ { "frobnicate", NULL }, { "frobnicate", NULL } },
+	};
+	for (int i = 0; i < ARRAY_LEN(cases); i++)
+		expect_usage_error(&cases[i]);
+}
+
+/* The budget refusal states the limit it was held to. */
+static void test_budget_message(void **state)
+{
+	(void)state;
+	run_result res;
+	RUN(&res, "evaluate", "--budget", "1000", "HPHPPHHPHPPHPHHP");
+	assert_int_equal(res.status, 2);
+	assert_int_equal(res.out_len, 0);
+	if (!strstr(res.err, "1000") && !strstr(res.err, "1e+03") && !strstr(res.err, "1e3"))
+		fail_msg("budget message does not state the limit: %s", res.err);
+	run_free(&res);
+
+	/* A budget above the work is fine: 802075 < 1e6. */
+	RUN(&res, "evaluate", "--budget", "1e6", "HPHPPHHPHPPHPHHP");
+	json_t *doc = expect_json(&res);
+	assert_int_equal(get_int(doc, "conformations"), 802075);
+	json_decref(doc);
+	run_free(&res);
+}
+
+/* ---- help and dispatch ---- */
+
+static void expect_help(const char *const *args, const char *const *mentions)
+{
+	run_result res;
+	run_args(&res, args);
+	if (res.status != 0)
+		fail_msg("%s: exit %d, expected 0", args[0], res.status);
+	assert_int_equal(res.err_len, 0);
+	if (!strstr(res.out, "usage"))
+		fail_msg("%s: no usage on stdout: %s", args[0], res.out);
+	for (int i = 0; mentions[i]; i++)
+		if (!strstr(res.out, mentions[i]))
+			fail_msg("help does not mention %s", mentions[i]);
+	run_free(&res);
+}
+
+static void test_help(void **state)
+{
+	(void)state;
+	static const char *const top[] = { "--help", NULL };
+	static const char *const top_mentions[] = { "evaluate", NULL };
+	expect_help(top, top_mentions);
+	static const char *const ev[] = { "evaluate", "--help", NULL };
+	static const char *const ev_mentions[] = { "--lattice", "--stars",  "--threads",
+						   "--budget",  "--engine", NULL };
+	expect_help(ev, ev_mentions);
+	static const char *const ev2[] = { "evaluate", "HPHP", "--help", NULL };
+	expect_help(ev2, ev_mentions);
+}
+
+static void test_no_arguments(void **state)
+{
+	(void)state;
+	static const char *const none[] = { NULL };
+	run_result res;
+	run_args(&res, none);
+	assert_int_equal(res.status, 2);
+	assert_int_equal(res.out_len, 0);
+	assert_true(res.err_len > 0);
+	run_free(&res);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_evaluate_reference),
+		cmocka_unit_test(test_evaluate_strategies),
+		cmocka_unit_test(test_evaluate_cubic),
+		cmocka_unit_test(test_engine_cmap_identical),
+		cmocka_unit_test(test_threads_identical),
+		cmocka_unit_test(test_too_few_scores),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_budget_message),
+		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_no_arguments),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
