@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "support.h"
+
 extern char **environ;
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -195,21 +197,6 @@ static int count_char(const char *s, char c)
 	for (; *s; s++)
 		n += *s == c;
 	return n;
-}
-
-/* True when `msg` contains the decimal number `n` not adjacent to other digits. */
-static int has_number(const char *msg, long n)
-{
-	char num[24];
-	snprintf(num, sizeof num, "%ld", n);
-	size_t len = strlen(num);
-	for (const char *p = strstr(msg, num); p; p = strstr(p + 1, num)) {
-		int before = p > msg && p[-1] >= '0' && p[-1] <= '9';
-		int after = p[len] >= '0' && p[len] <= '9';
-		if (!before && !after)
-			return 1;
-	}
-	return 0;
 }
 
 /* A successful run: exit 0, nothing on stderr, exactly one JSON line on stdout. */

@@ -17,9 +17,7 @@
 
 #include <cmocka.h>
 
-#include "fixtures/lattice_oracles.h"
-#include "lattice/lattice.h"
-#include "rng.h"
+#include "lattice_support.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define TEST_THREADS 4
@@ -70,55 +68,6 @@ static int group_teardown(void **state)
 			dbs[c][len] = NULL;
 		}
 	return 0;
-}
-
-static lat_seq seq_uniform(int len, int h)
-{
-	lat_seq seq;
-	memset(&seq, 0, sizeof seq);
-	seq.len = len;
-	for (int i = 0; i < len; i++)
-		seq.h[i] = (uint8_t)h;
-	return seq;
-}
-
-static lat_seq seq_random(rng *r, int len)
-{
-	lat_seq seq;
-	memset(&seq, 0, sizeof seq);
-	seq.len = len;
-	for (int i = 0; i < len; i++)
-		seq.h[i] = (uint8_t)rng_below(r, 2);
-	return seq;
-}
-
-/* Sequence number `bits` of length `len`: residue i is H when bit i is set. */
-static lat_seq seq_bits(int len, unsigned bits)
-{
-	lat_seq seq;
-	memset(&seq, 0, sizeof seq);
-	seq.len = len;
-	for (int i = 0; i < len; i++)
-		seq.h[i] = (uint8_t)(bits >> i & 1);
-	return seq;
-}
-
-/* Square conformations up to symmetry, OEIS A046171 = (c_n - 4)/8 + 1. */
-static uint64_t square_reduced(int len)
-{
-	if (len <= 2)
-		return 1;
-	return (oracle_square_walks[len - 1] - 4) / 8 + 1;
-}
-
-/* Cubic conformations up to symmetry: non-planar classes of 48, plus the square classes. */
-static uint64_t cubic_reduced(int len)
-{
-	int n = len - 1;
-	if (n <= 0)
-		return 1;
-	uint64_t c3 = oracle_cubic_walks[n], c2 = oracle_square_walks[n];
-	return (c3 - 3 * (c2 - 4) - 6) / 48 + (c2 - 4) / 8 + 1;
 }
 
 static uint64_t reduced(lat_kind kind, int len)

@@ -22,9 +22,8 @@
 
 #include <cmocka.h>
 
-#include "fixtures/lattice_oracles.h"
-#include "lattice/lattice.h"
-#include "rng.h"
+#include "lattice_support.h"
+#include "support.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define TEST_THREADS 4
@@ -40,26 +39,6 @@ static lat_seq seq_text(const char *text)
 	int rc = lat_seq_parse(text, &seq, &err);
 	if (rc)
 		fail_msg("lat_seq_parse(%s): %s", text, err.msg);
-	return seq;
-}
-
-static lat_seq seq_uniform(int len, int h)
-{
-	lat_seq seq;
-	memset(&seq, 0, sizeof seq);
-	seq.len = len;
-	for (int i = 0; i < len; i++)
-		seq.h[i] = (uint8_t)h;
-	return seq;
-}
-
-static lat_seq seq_random(rng *r, int len)
-{
-	lat_seq seq;
-	memset(&seq, 0, sizeof seq);
-	seq.len = len;
-	for (int i = 0; i < len; i++)
-		seq.h[i] = (uint8_t)rng_below(r, 2);
 	return seq;
 }
 
@@ -104,30 +83,6 @@ static void check_summary(const lat_result *res, lat_kind kind, int len)
 	assert_int_equal(res->conformations, total);
 	assert_int_equal(res->max_score, max);
 	assert_int_equal(res->distinct_scores, distinct);
-}
-
-/* Square conformations up to symmetry, A046171 (tabulated for L <= 20, else from A001411). */
-static uint64_t square_reduced(int len)
-{
-	if (len <= 2)
-		return 1;
-	if (len < (int)ARRAY_LEN(oracle_square_reduced))
-		return oracle_square_reduced[len];
-	return (oracle_square_walks[len - 1] - 4) / 8 + 1;
-}
-
-/*
- * Cubic conformations up to the 48 symmetries: the non-planar walks
- * c3 - 3 (c2 - 4) - 6 in classes of 48, plus the square classes (the planar
- * walks: 24 images each in space, the rod 6).
- */
-static uint64_t cubic_reduced(int len)
-{
-	int n = len - 1;
-	if (n <= 0)
-		return 1;
-	uint64_t c3 = oracle_cubic_walks[n], c2 = oracle_square_walks[n];
-	return (c3 - 3 * (c2 - 4) - 6) / 48 + (c2 - 4) / 8 + 1;
 }
 
 /* ---- an independent checker and brute-force enumerator ---- */
@@ -618,36 +573,35 @@ static void compare_with_bruteforce(lat_kind kind, const lat_seq *seq, int threa
 	check_examples(kind, seq, &res);
 }
 
+/*
+ * Engine against brute force for every length up to `max_len`: the all-H
+ * and all-P chains and `per_len` random ones, on thread counts 1..3.
+ */
+static void check_bruteforce_lengths(lat_kind kind, int max_len, int per_len, uint64_t seed)
+{
+	rng r;
+	rng_seed(&r, seed);
+	for (int len = 2; len <= max_len; len++) {
+		lat_seq allh = seq_uniform(len, 1), allp = seq_uniform(len, 0);
+		compare_with_bruteforce(kind, &allh, 1 + len % 3);
+		compare_with_bruteforce(kind, &allp, 1 + len % 3);
+		for (int i = 0; i < per_len; i++) {
+			lat_seq seq = seq_random(&r, len);
+			compare_with_bruteforce(kind, &seq, 1 + i % 3);
+		}
+	}
+}
+
 static void test_bruteforce_square(void **state)
 {
 	(void)state;
-	rng r;
-	rng_seed(&r, 20240611);
-	for (int len = 2; len <= 11; len++) {
-		lat_seq allh = seq_uniform(len, 1), allp = seq_uniform(len, 0);
-		compare_with_bruteforce(LAT_SQUARE, &allh, 1 + len % 3);
-		compare_with_bruteforce(LAT_SQUARE, &allp, 1 + len % 3);
-		for (int i = 0; i < 8; i++) {
-			lat_seq seq = seq_random(&r, len);
-			compare_with_bruteforce(LAT_SQUARE, &seq, 1 + i % 3);
-		}
-	}
+	check_bruteforce_lengths(LAT_SQUARE, 11, 8, 20240611);
 }
 
 static void test_bruteforce_cubic(void **state)
 {
 	(void)state;
-	rng r;
-	rng_seed(&r, 7734);
-	for (int len = 2; len <= 8; len++) {
-		lat_seq allh = seq_uniform(len, 1), allp = seq_uniform(len, 0);
-		compare_with_bruteforce(LAT_CUBIC, &allh, 1 + len % 3);
-		compare_with_bruteforce(LAT_CUBIC, &allp, 1 + len % 3);
-		for (int i = 0; i < 6; i++) {
-			lat_seq seq = seq_random(&r, len);
-			compare_with_bruteforce(LAT_CUBIC, &seq, 1 + i % 3);
-		}
-	}
+	check_bruteforce_lengths(LAT_CUBIC, 8, 6, 7734);
 }
 
 /* ---- published histograms and sums ---- */

@@ -20,6 +20,7 @@
 #include "err.h"
 #include "rng.h"
 #include "stars.h"
+#include "support.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -58,21 +59,6 @@ static void expect_default(const uint64_t *counts, int n, stars_strategy s, int 
 	stars_config cfg;
 	stars_config_default(&cfg, s);
 	expect_thresholds(counts, n, &cfg, a, b, c);
-}
-
-/* True when `msg` contains the decimal number `n` not adjacent to other digits. */
-static int has_number(const char *msg, int n)
-{
-	char num[16];
-	snprintf(num, sizeof num, "%d", n);
-	size_t len = strlen(num);
-	for (const char *p = strstr(msg, num); p; p = strstr(p + 1, num)) {
-		int before = p > msg && p[-1] >= '0' && p[-1] <= '9';
-		int after = p[len] >= '0' && p[len] <= '9';
-		if (!before && !after)
-			return 1;
-	}
-	return 0;
 }
 
 /* ---- the paper's worked examples ---- */

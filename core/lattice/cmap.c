@@ -249,6 +249,17 @@ static void db_run_task(db_worker *w, const lat_geom *g, const lat_db *db, const
 		w->grid[sites[b]] = 0;
 }
 
+/* Frees a worker's walk state; its big table outlives it until the merge. */
+static void db_worker_release(db_worker *w)
+{
+	free(w->grid);
+	free(w->touched);
+	free(w->local.slot);
+	w->grid = NULL;
+	w->touched = NULL;
+	w->local.slot = NULL;
+}
+
 static void db_worker_main(void *arg, int index)
 {
 	db_shared *sh = arg;
@@ -258,12 +269,7 @@ static void db_worker_main(void *arg, int index)
 	w->touched = malloc(DB_LOCAL_CAP / 2 * sizeof *w->touched);
 	if (!w->grid || !w->touched || table_init(&w->local, DB_LOCAL_CAP) ||
 	    table_init(&w->table, 1024)) {
-		free(w->grid);
-		free(w->touched);
-		free(w->local.slot);
-		w->grid = NULL;
-		w->touched = NULL;
-		w->local.slot = NULL;
+		db_worker_release(w);
 		w->table.failed = 1;
 		return;
 	}
@@ -280,12 +286,7 @@ static void db_worker_main(void *arg, int index)
 		db_run_task(w, g, sh->db, &sh->tasks[t]);
 		db_flush(w);
 	}
-	free(w->grid);
-	free(w->touched);
-	free(w->local.slot);
-	w->grid = NULL;
-	w->touched = NULL;
-	w->local.slot = NULL;
+	db_worker_release(w);
 }
 
 /* ---- assembling the database ---- */
