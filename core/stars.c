@@ -9,7 +9,6 @@
  */
 #include "stars.h"
 
-#include <math.h>
 #include <string.h>
 
 typedef struct stars_view {
@@ -56,6 +55,15 @@ static int first_at_most(const stars_view *v, double share)
 {
 	for (int i = 0; i < v->n; i++)
 		if (v->tail[i] <= share)
+			return i;
+	return v->n - 1;
+}
+
+/* Index of the first candidate whose tail share, cubed, is at most `bound`. */
+static int first_cubed_at_most(const stars_view *v, double bound)
+{
+	for (int i = 0; i < v->n; i++)
+		if (v->tail[i] * v->tail[i] * v->tail[i] <= bound)
 			return i;
 	return v->n - 1;
 }
@@ -132,12 +140,12 @@ int stars_thresholds(const uint64_t *counts, int nscores, const stars_config *cf
 		pick[0] = first_at_most(&v, cfg->one_fraction);
 		pick[1] = first_at_most(&v, cfg->two_fraction);
 		break;
-	case STARS_GEOMETRIC: {
-		double best = tail[n - 1];
-		pick[0] = first_at_most(&v, pow(best, 1.0 / 3.0));
-		pick[1] = first_at_most(&v, pow(best, 2.0 / 3.0));
+	case STARS_GEOMETRIC:
+		/* tail <= p^(k/3) as tail^3 <= p^k: no pow(), whose last bit may
+		 * differ between libm builds, so thresholds match on every machine. */
+		pick[0] = first_cubed_at_most(&v, tail[n - 1]);
+		pick[1] = first_cubed_at_most(&v, tail[n - 1] * tail[n - 1]);
 		break;
-	}
 	default:
 		return sf_err_set(err, SF_EINVAL, "unknown star strategy %d", (int)cfg->strategy);
 	}
