@@ -6,7 +6,7 @@
 #   make run        build and run the main job
 #   make test       build and run every cmocka test binary
 #   make test SANITIZE=address,undefined   the same under ASan and UBSan
-#   make bench      the lattice engine benchmark (not a test; figures in README)
+#   make bench      the benchmarks (not tests; figures in README)
 #   make format     clang-format every C file in place
 
 CC := gcc
@@ -51,8 +51,9 @@ test: deps
 	@STARFORGE_BIN=$(abspath $(BIN)) sh tests/run.sh $(TESTS)
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BUILD)/bench/bench_lattice
+	@$(MAKE) --no-print-directory $(BUILD)/bench/bench_lattice $(BUILD)/bench/bench_search
 	$(BUILD)/bench/bench_lattice
+	$(BUILD)/bench/bench_search
 
 format:
 	clang-format -i $(CORE_SRC) $(SERVER_SRC) $(wildcard core/*.h core/*/*.h server/*.h tests/*.c tests/*.h bench/*.c)

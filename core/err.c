@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 int sf_err_set(sf_err *err, int code, const char *fmt, ...)
 {
@@ -14,6 +15,21 @@ int sf_err_set(sf_err *err, int code, const char *fmt, ...)
 		va_end(ap);
 	}
 	return code;
+}
+
+void sf_err_prefix(sf_err *err, const char *prefix)
+{
+	if (!err)
+		return;
+	size_t cap = sizeof err->msg - 1;
+	size_t p = strlen(prefix), m = strnlen(err->msg, cap);
+	if (p > cap)
+		p = cap;
+	if (p + m > cap)
+		m = cap - p;
+	memmove(err->msg + p, err->msg, m);
+	memcpy(err->msg, prefix, p);
+	err->msg[p + m] = '\0';
 }
 
 const char *sf_err_name(int code)

@@ -32,6 +32,12 @@ typedef struct sf_err {
  */
 int sf_err_set(sf_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/*
+ * Puts `prefix` in front of err->msg (truncating the end to fit), so that a
+ * caller can say where an error arose ("params.length: "). NULL is a no-op.
+ */
+void sf_err_prefix(sf_err *err, const char *prefix);
+
 /* The fixed name of an error code ("invalid", "budget", ...), never NULL. */
 const char *sf_err_name(int code);
 

@@ -12,6 +12,9 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 /* `starforge evaluate ...`: exact evaluation of one HP sequence. */
 int cli_evaluate(int argc, char **argv);
 
+/* `starforge generate KIND ...`: one generation job, its result as JSON. */
+int cli_generate(int argc, char **argv);
+
 /*
  * Option parsing shared by the subcommands. cli_option() matches argv[*i]
  * against "--name value" and "--name=value"; on a match it stores the value,

@@ -16,6 +16,7 @@ static const char usage[] =
 	"commands:\n"
 	"  evaluate   exactly evaluate one HP sequence on the square or cubic lattice:\n"
 	"             every conformation, the score histogram, star thresholds\n"
+	"  generate   run a level generator (a search) and print the levels it found\n"
 	"\n"
 	"Run 'starforge COMMAND --help' for a command's options.\n";
 
@@ -78,7 +79,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "evaluate"))
 		return cli_evaluate(argc - 1, argv + 1);
+	if (!strcmp(cmd, "generate"))
+		return cli_generate(argc - 1, argv + 1);
 	fprintf(stderr,
-		"starforge: unknown command '%s' (allowed: evaluate; see starforge --help)\n", cmd);
+		"starforge: unknown command '%s' (allowed: evaluate, generate; see starforge --help)\n", cmd);
 	return CLI_USAGE;
 }

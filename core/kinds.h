@@ -1,0 +1,55 @@
+/*
+ * kinds.h - the registry of level kinds: name -> how to read its params,
+ * generate levels and write them as JSON.
+ *
+ * Nothing outside a kind's folder switches on its name: the command line
+ * (and, later, the service) finds a kind here and calls through this table.
+ * Adding a kind means adding its folder and one line in kinds.c.
+ */
+#ifndef SF_KINDS_H
+#define SF_KINDS_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "search/ga.h"
+
+/* How a generation job runs: none of these change the levels but `seed`. */
+typedef struct sf_gen_opts {
+	uint64_t seed;
+	int threads; /* >= 1 */
+	/* After every generation (or step) of the search; may be NULL. */
+	void (*progress)(void *arg, const ga_generation *gen);
+	void *progress_arg;
+	const atomic_int *cancel; /* stop when non-zero; may be NULL */
+	double deadline;          /* CLOCK_MONOTONIC seconds (ga_clock_now()); 0: none */
+} sf_gen_opts;
+
+typedef struct sf_kind {
+	const char *name;
+	const char *summary; /* one line for --help */
+	/*
+	 * Reads and validates params (a JSON object, or NULL for all defaults).
+	 * Returns a new opaque value for params_free(), or NULL with `err` set
+	 * (SF_EINVAL naming the field and its allowed range).
+	 */
+	void *(*params_parse)(const json_t *params, sf_err *err);
+	void (*params_free)(void *params);
+	/*
+	 * Runs a generation job and returns its result document: kind, seed,
+	 * params (every key spelled out), status, levels and the per-generation
+	 * series; a new reference. NULL with `err` set on failure.
+	 */
+	json_t *(*generate)(const void *params, const sf_gen_opts *opts, sf_err *err);
+} sf_kind;
+
+/* The kind called `name`, or NULL. */
+const sf_kind *sf_kind_find(const char *name);
+
+/* The registered kinds, for listing: index 0..sf_kind_count()-1. */
+size_t sf_kind_count(void);
+const sf_kind *sf_kind_at(size_t i);
+
+#endif

@@ -1,0 +1,498 @@
+/*
+ * puzzle.c - the lattice puzzle search; see puzzle.h for the fitnesses.
+ *
+ * Who runs where: lat_search_run() runs on the caller's thread and drives
+ * core/search/ga.c (or the exhaustive loop below). Each batch of sequences
+ * to evaluate is spread over `threads` workers that pull indices from an
+ * atomic counter and write only their own output slots; the database they
+ * read is immutable. Nothing else is shared, so the thread count never
+ * shows in the result.
+ */
+#include "puzzle.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../dmath.h"
+#include "../par.h"
+
+#define LAT_MIN_LEN 4
+#define LAT_EXHAUSTIVE_MAX_LEN 18 /* 2^18 sequences: ~20 s at length 18 on one core */
+
+static const char *const fitness_names[] = {
+	[LAT_FIT_DISTINCT] = "distinct_scores",
+	[LAT_FIT_RARE_OPTIMUM] = "rare_optimum",
+	[LAT_FIT_STAR_LADDER] = "star_ladder",
+};
+
+static const char *const algorithm_names[] = {
+	[LAT_ALG_GA] = "ga",
+	[LAT_ALG_MAP_ELITES] = "map_elites",
+	[LAT_ALG_EXHAUSTIVE] = "exhaustive",
+};
+
+const char *lat_fitness_name(lat_fitness f)
+{
+	return (unsigned)f < 3 ? fitness_names[f] : "unknown";
+}
+
+const char *lat_algorithm_name(lat_algorithm a)
+{
+	return (unsigned)a < 3 ? algorithm_names[a] : "unknown";
+}
+
+int lat_parse_fitness(const char *name, lat_fitness *out, sf_err *err)
+{
+	for (int i = 0; i < 3; i++) {
+		if (name && !strcmp(name, fitness_names[i])) {
+			*out = (lat_fitness)i;
+			return 0;
+		}
+	}
+	return sf_err_set(err, SF_EINVAL,
+			  "fitness '%s' is unknown (allowed: distinct_scores, rare_optimum, "
+			  "star_ladder)",
+			  name ? name : "");
+}
+
+int lat_parse_algorithm(const char *name, lat_algorithm *out, sf_err *err)
+{
+	for (int i = 0; i < 3; i++) {
+		if (name && !strcmp(name, algorithm_names[i])) {
+			*out = (lat_algorithm)i;
+			return 0;
+		}
+	}
+	return sf_err_set(err, SF_EINVAL,
+			  "algorithm '%s' is unknown (allowed: ga, map_elites, exhaustive)",
+			  name ? name : "");
+}
+
+void lat_search_params_default(lat_search_params *p)
+{
+	memset(p, 0, sizeof *p);
+	p->length = 16;
+	p->lattice = LAT_SQUARE;
+	p->algorithm = LAT_ALG_GA;
+	p->fitness = LAT_FIT_DISTINCT;
+	p->population = 30;
+	p->generations = 50;
+	p->mutation_rate = 0.1;
+	p->elites = 1;
+	p->bins = 10;
+	p->count = 1;
+	stars_config_default(&p->stars, STARS_PAPER);
+	p->h_min = 0.25;
+	p->h_max = 0.75;
+	p->start_share = 0.05;
+}
+
+/* The longest chain whose contact-map database the default budget allows. */
+static int max_length(lat_kind kind)
+{
+	int len = LAT_MIN_LEN;
+	while (len < LAT_DB_MAX_LEN && lat_estimate(kind, len + 1) <= LAT_DEFAULT_DB_BUDGET)
+		len++;
+	return len;
+}
+
+int lat_search_params_check(const lat_search_params *p, sf_err *err)
+{
+	int hi = max_length(p->lattice);
+	if (p->algorithm == LAT_ALG_EXHAUSTIVE && hi > LAT_EXHAUSTIVE_MAX_LEN)
+		hi = LAT_EXHAUSTIVE_MAX_LEN;
+	if (p->length < LAT_MIN_LEN || p->length > hi)
+		return sf_err_set(err, SF_EINVAL,
+				  "length %d is out of range (allowed: %d..%d for %s on the %s "
+				  "lattice)",
+				  p->length, LAT_MIN_LEN, hi, lat_algorithm_name(p->algorithm),
+				  lat_kind_name(p->lattice));
+	if (p->population < 2 || p->population > 1000)
+		return sf_err_set(err, SF_EINVAL, "population %d is out of range (allowed: 2..1000)",
+				  p->population);
+	if (p->generations < 1 || p->generations > 1000)
+		return sf_err_set(err, SF_EINVAL, "generations %d is out of range (allowed: 1..1000)",
+				  p->generations);
+	if (!(p->mutation_rate >= 0 && p->mutation_rate <= 1))
+		return sf_err_set(err, SF_EINVAL, "mutation_rate %g is out of range (allowed: 0..1)",
+				  p->mutation_rate);
+	if (p->elites < 0 || p->elites >= p->population)
+		return sf_err_set(err, SF_EINVAL,
+				  "elites %d is out of range (allowed: 0..%d, below the population)",
+				  p->elites, p->population - 1);
+	if (p->bins < 2 || p->bins > 64)
+		return sf_err_set(err, SF_EINVAL, "bins %d is out of range (allowed: 2..64)", p->bins);
+	if (p->count < 0 || p->count > 1000 || (p->count == 0 && p->algorithm != LAT_ALG_MAP_ELITES))
+		return sf_err_set(err, SF_EINVAL,
+				  "count %d is out of range (allowed: 1..1000; 0 = the whole archive, "
+				  "map_elites only)",
+				  p->count);
+	if (!(p->h_min >= 0 && p->h_max <= 1 && p->h_min <= p->h_max))
+		return sf_err_set(err, SF_EINVAL,
+				  "h_min %g and h_max %g are out of range (allowed: 0 <= h_min <= "
+				  "h_max <= 1)",
+				  p->h_min, p->h_max);
+	if (!(p->start_share > 0 && p->start_share <= 1))
+		return sf_err_set(err, SF_EINVAL, "start_share %g is out of range (allowed: (0, 1])",
+				  p->start_share);
+	if (p->stars.strategy == STARS_PERCENTILE &&
+	    !(p->stars.one_fraction > 0 && p->stars.one_fraction < 1 &&
+	      p->stars.two_fraction > 0 && p->stars.two_fraction < p->stars.one_fraction))
+		return sf_err_set(err, SF_EINVAL,
+				  "star fractions must satisfy 0 < two (%g) < one (%g) < 1",
+				  p->stars.two_fraction, p->stars.one_fraction);
+	return 0;
+}
+
+/* ---- fitness ---- */
+
+ga_eval lat_fitness_of(const lat_search_params *p, const lat_seq *seq,
+		       const uint64_t hist[LAT_MAX_SCORE + 1], int max_score)
+{
+	ga_eval e = { 0 };
+	int h = 0, distinct = 0;
+	uint64_t total = 0;
+	for (int i = 0; i < seq->len; i++)
+		h += seq->h[i];
+	for (int s = 0; s <= max_score; s++) {
+		total += hist[s];
+		distinct += hist[s] != 0;
+	}
+	double hfrac = (double)h / seq->len;
+	/* Orders of magnitude between all folds and the optimal ones. */
+	double rarity = dm_log10((double)total / (double)hist[max_score]);
+	e.desc[0] = hfrac;
+	e.desc[1] = total > 1 ? rarity / dm_log10((double)total) : 0;
+
+	if (p->fitness == LAT_FIT_DISTINCT) {
+		e.fitness = distinct;
+		return e;
+	}
+	int t[3];
+	if (hfrac < p->h_min || hfrac > p->h_max ||
+	    stars_thresholds(hist, max_score + 1, &p->stars, t, NULL))
+		return e; /* outside the window, or not every band reachable: 0 */
+	if (p->fitness == LAT_FIT_RARE_OPTIMUM) {
+		/* Ties among unique optima are common: the rarity of the runner-up
+		 * folds (scoring at least the second-best reachable score), scaled
+		 * into [0, 0.1], ranks those with fewer near misses first. */
+		uint64_t near = hist[max_score];
+		for (int s = max_score - 1; s >= 0; s--) {
+			near += hist[s];
+			if (hist[s])
+				break;
+		}
+		e.fitness = rarity + dm_log10((double)total / (double)near) /
+					     (10 * dm_log10((double)total));
+		return e;
+	}
+	/* star_ladder: three stars this many orders rarer than one star... */
+	uint64_t one = 0;
+	for (int s = t[0]; s <= max_score; s++)
+		one += hist[s];
+	double ladder = dm_log10((double)one / (double)hist[max_score]);
+	/* ...provided one star stays within reach of a beginner. */
+	double start = (double)one / (double)total;
+	e.fitness = start >= p->start_share ? ladder : ladder * start / p->start_share;
+	return e;
+}
+
+/* ---- evaluation ---- */
+
+typedef struct lat_evaluator {
+	const lat_search_params *p;
+	const lat_db *db;
+	int threads;
+	/* the batch being evaluated */
+	const uint8_t *genomes;
+	size_t n;
+	ga_eval *out;
+	atomic_size_t next;
+} lat_evaluator;
+
+static lat_seq seq_of(const uint8_t *genome, int len)
+{
+	lat_seq s = { .len = len };
+	memcpy(s.h, genome, (size_t)len);
+	return s;
+}
+
+static void eval_worker(void *arg, int worker)
+{
+	(void)worker;
+	lat_evaluator *ev = arg;
+	int len = ev->p->length;
+	uint64_t hist[LAT_MAX_SCORE + 1];
+	for (;;) {
+		size_t i = atomic_fetch_add_explicit(&ev->next, 1, memory_order_relaxed);
+		if (i >= ev->n)
+			break;
+		lat_seq seq = seq_of(ev->genomes + i * (size_t)len, len);
+		int max = lat_db_histogram(ev->db, &seq, hist);
+		ev->out[i] = lat_fitness_of(ev->p, &seq, hist, max);
+	}
+}
+
+static int eval_batch(void *ctx, const uint8_t *genomes, size_t n, ga_eval *out, sf_err *err)
+{
+	lat_evaluator *ev = ctx;
+	ev->genomes = genomes;
+	ev->n = n;
+	ev->out = out;
+	atomic_store(&ev->next, 0);
+	/* A thread costs about as much as a few histograms: small batches stay inline. */
+	int threads = n >= 16 ? ev->threads : 1;
+	return par_run(threads, eval_worker, ev, err);
+}
+
+static void describe_seq(void *ctx, const uint8_t *genome, char *buf, size_t size)
+{
+	const lat_evaluator *ev = ctx;
+	size_t i = 0;
+	for (; i < (size_t)ev->p->length && i + 1 < size; i++)
+		buf[i] = genome[i] ? 'H' : 'P';
+	if (size)
+		buf[i] = '\0';
+}
+
+/*
+ * A chain read from either end is the same puzzle (a fold of one is a fold
+ * of the other with the same contacts), so results hold each puzzle once, in
+ * its canonical orientation: the smaller of the genome and its reverse.
+ */
+static void canonical(const uint8_t *g, size_t len, uint8_t *out)
+{
+	uint8_t rev[LAT_MAX_LEN];
+	for (size_t i = 0; i < len; i++)
+		rev[i] = g[len - 1 - i];
+	memcpy(out, memcmp(rev, g, len) < 0 ? rev : g, len);
+}
+
+static int is_canonical(const uint8_t *g, size_t len)
+{
+	uint8_t c[LAT_MAX_LEN];
+	canonical(g, len, c);
+	return !memcmp(c, g, len);
+}
+
+/* ---- exhaustive ---- */
+
+typedef struct top_list {
+	size_t cap, n;
+	uint8_t *genomes; /* cap * len */
+	ga_eval *evals;
+	size_t len;
+} top_list;
+
+/* True when (fa, a) ranks before (fb, b): higher fitness, then smaller bytes. */
+static int ranks_before(double fa, const uint8_t *a, double fb, const uint8_t *b, size_t len)
+{
+	if (fa != fb)
+		return fa > fb;
+	return memcmp(a, b, len) < 0;
+}
+
+/* Keeps the best `cap` genomes seen, best first. */
+static void top_offer(top_list *t, const uint8_t *g, const ga_eval *e)
+{
+	size_t pos = t->n;
+	while (pos > 0 && ranks_before(e->fitness, g, t->evals[pos - 1].fitness,
+				       t->genomes + (pos - 1) * t->len, t->len))
+		pos--;
+	if (pos >= t->cap)
+		return;
+	size_t last = t->n < t->cap ? t->n : t->cap - 1;
+	memmove(t->genomes + (pos + 1) * t->len, t->genomes + pos * t->len, (last - pos) * t->len);
+	memmove(t->evals + pos + 1, t->evals + pos, (last - pos) * sizeof *t->evals);
+	memcpy(t->genomes + pos * t->len, g, t->len);
+	t->evals[pos] = *e;
+	if (t->n < t->cap)
+		t->n++;
+}
+
+/*
+ * Every sequence of the length in canonical orientation, in 64 chunks (each
+ * reported as a "generation" so that progress, cancellation and deadlines
+ * work as for the other algorithms). Sequence number k has residue i = H
+ * when bit i is set.
+ */
+static int run_exhaustive(lat_evaluator *ev, const lat_search_opts *opts, size_t count,
+			  ga_result *out, sf_err *err)
+{
+	size_t len = (size_t)ev->p->length;
+	uint64_t total = 1ULL << len;
+	int chunks = total >= 64 ? 64 : (int)total;
+	uint64_t per = total / (uint64_t)chunks;
+	top_list top = { .cap = count, .len = len };
+	uint8_t *batch = malloc(per * len);
+	ga_eval *evals = malloc(per * sizeof *evals);
+	top.genomes = malloc(count * len);
+	top.evals = malloc(count * sizeof *top.evals);
+	out->series = calloc((size_t)chunks, sizeof *out->series);
+	int rc = 0;
+	if (!batch || !evals || !top.genomes || !top.evals || !out->series) {
+		rc = sf_err_set(err, SF_ENOMEM, "out of memory for the exhaustive search");
+		goto done;
+	}
+	out->status = GA_COMPLETED;
+	out->length = len;
+	double sum = 0;
+	for (int c = 0; c < chunks; c++) {
+		uint64_t first = (uint64_t)c * per, n = 0;
+		for (uint64_t k = 0; k < per; k++) {
+			uint8_t *g = batch + n * len;
+			for (size_t i = 0; i < len; i++)
+				g[i] = (uint8_t)((first + k) >> i & 1);
+			n += is_canonical(g, len); /* its reverse is the same puzzle */
+		}
+		if ((rc = eval_batch(ev, batch, n, evals, err)))
+			goto done;
+		for (uint64_t k = 0; k < n; k++) {
+			sum += evals[k].fitness;
+			top_offer(&top, batch + k * len, &evals[k]);
+		}
+		out->evaluations += n;
+		ga_generation gen = { .generation = c + 1, .generations = chunks,
+				      .best = top.evals[0].fitness,
+				      .mean = sum / (double)out->evaluations,
+				      .evaluations = out->evaluations };
+		for (size_t i = 0; i < top.n; i++)
+			gen.at_best += top.evals[i].fitness == gen.best;
+		out->series[out->generations_run++] = gen;
+		if (opts->progress)
+			opts->progress(opts->progress_arg, &gen);
+		if (c + 1 < chunks && opts->cancel && atomic_load(opts->cancel)) {
+			out->status = GA_CANCELLED;
+			break;
+		}
+		if (c + 1 < chunks && opts->deadline > 0 && ga_clock_now() >= opts->deadline) {
+			out->status = GA_TIMED_OUT;
+			break;
+		}
+	}
+	out->count = top.n;
+	out->genomes = top.genomes;
+	out->evals = top.evals;
+	top.genomes = NULL;
+	top.evals = NULL;
+done:
+	free(batch);
+	free(evals);
+	free(top.genomes);
+	free(top.evals);
+	return rc;
+}
+
+/* ---- levels ---- */
+
+static int make_level(const lat_search_params *p, const lat_db *db, const uint8_t *genome,
+		      const ga_eval *fit, int cell, lat_level *lv, sf_err *err)
+{
+	memset(lv, 0, sizeof *lv);
+	lv->seq = seq_of(genome, p->length);
+	lv->fitness = *fit;
+	lv->cell = cell;
+	int rc = lat_db_evaluate(db, &lv->seq, &lv->eval, err);
+	if (rc)
+		return rc;
+	sf_err serr = { 0 };
+	lv->have_stars = stars_thresholds(lv->eval.hist, lv->eval.max_score + 1, &p->stars,
+					  lv->thresholds, &serr) == 0;
+	if (!lv->have_stars)
+		snprintf(lv->stars_reason, sizeof lv->stars_reason, "%s", serr.msg);
+	return 0;
+}
+
+/* True when `out` already holds the puzzle with canonical genome `c`. */
+static int has_level(const lat_search_result *out, const uint8_t *c, size_t len)
+{
+	for (size_t i = 0; i < out->count; i++)
+		if (!memcmp(out->levels[i].seq.h, c, len))
+			return 1;
+	return 0;
+}
+
+int lat_search_run(const lat_search_params *p, const lat_search_opts *opts,
+		   lat_search_result *out, sf_err *err)
+{
+	memset(out, 0, sizeof *out);
+	int rc = lat_search_params_check(p, err);
+	if (rc)
+		return rc;
+	if (opts->threads < 1 || opts->threads > 1024)
+		return sf_err_set(err, SF_EINVAL, "threads %d is out of range (allowed: 1..1024)",
+				  opts->threads);
+	lat_db *own = NULL;
+	const lat_db *db = opts->db;
+	if (db && (lat_db_kind(db) != p->lattice || lat_db_len(db) != p->length))
+		return sf_err_set(err, SF_EINVAL,
+				  "the warm database is for length %d on the %s lattice, the search "
+				  "for length %d on the %s lattice",
+				  lat_db_len(db), lat_kind_name(lat_db_kind(db)), p->length,
+				  lat_kind_name(p->lattice));
+	if (!db) {
+		lat_opts dbopts = { .threads = opts->threads, .budget = 0 };
+		if (!(db = own = lat_db_build(p->lattice, p->length, &dbopts, err)))
+			return err ? err->code : SF_ENOMEM;
+	}
+
+	lat_evaluator ev = { .p = p, .db = db, .threads = opts->threads };
+	ga_result gr = { 0 };
+	size_t count = (size_t)p->count;
+	if (p->algorithm == LAT_ALG_EXHAUSTIVE) {
+		rc = run_exhaustive(&ev, opts, count, &gr, err);
+	} else {
+		ga_problem prob = { .length = (size_t)p->length, .alphabet = 2, .ctx = &ev,
+				    .evaluate = eval_batch, .describe = describe_seq };
+		ga_config cfg;
+		ga_config_default(&cfg);
+		cfg.algorithm = p->algorithm == LAT_ALG_MAP_ELITES ? GA_MAP_ELITES : GA_GENETIC;
+		cfg.seed = opts->seed;
+		cfg.population = p->population;
+		cfg.generations = p->generations;
+		cfg.mutation_rate = p->mutation_rate;
+		cfg.elites = p->elites;
+		cfg.bins = p->bins;
+		cfg.progress = opts->progress;
+		cfg.progress_arg = opts->progress_arg;
+		cfg.cancel = opts->cancel;
+		cfg.deadline = opts->deadline;
+		/* GA: every genome, ranked, so that reversed twins can be skipped below. */
+		rc = ga_run(&prob, &cfg, cfg.algorithm == GA_GENETIC ? SIZE_MAX : count, &gr, err);
+	}
+	if (!rc) {
+		out->levels = calloc(gr.count + 1, sizeof *out->levels);
+		if (!out->levels)
+			rc = sf_err_set(err, SF_ENOMEM, "out of memory for the levels");
+	}
+	size_t want = count ? count : gr.count;
+	for (size_t i = 0; !rc && i < gr.count && out->count < want; i++) {
+		uint8_t c[LAT_MAX_LEN];
+		canonical(gr.genomes + i * gr.length, gr.length, c);
+		if (has_level(out, c, gr.length))
+			continue;
+		rc = make_level(p, db, c, &gr.evals[i], gr.cells ? gr.cells[i] : -1,
+				&out->levels[out->count], err);
+		out->count += !rc;
+	}
+	if (!rc) {
+		out->status = gr.status;
+		out->series = gr.series;
+		out->generations_run = gr.generations_run;
+		out->evaluations = gr.evaluations;
+		gr.series = NULL;
+	}
+	ga_result_free(&gr);
+	lat_db_free(own);
+	if (rc)
+		lat_search_result_free(out);
+	return rc;
+}
+
+void lat_search_result_free(lat_search_result *res)
+{
+	free(res->levels);
+	free(res->series);
+	memset(res, 0, sizeof *res);
+}

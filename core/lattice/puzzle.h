@@ -1,0 +1,132 @@
+/*
+ * puzzle.h - three-star lattice puzzles: the search that turns the exact
+ * engine into a level generator (the paper's GA, MAP-Elites, and an
+ * exhaustive search that returns the true best puzzles).
+ *
+ * A genome is an H/P sequence (one byte per residue, 1 = H). Its fitness
+ * comes from its exact score histogram, through the contact-map database of
+ * its length (built once per search, or handed in warm by the caller):
+ *
+ *  - LAT_FIT_DISTINCT ("distinct_scores"), the paper's: the number of
+ *    distinct scores. On the square lattice the reachable scores are
+ *    contiguous, so this is max score + 1 and simply rewards H-rich chains.
+ *  - LAT_FIT_RARE_OPTIMUM ("rare_optimum"): how rare the three-star fold
+ *    is, log10(conformations / optimal conformations): 0 when every fold is
+ *    optimal, log10 of the total when one fold is. The protein designer's
+ *    "unique native state": one best answer, hard to master.
+ *  - LAT_FIT_STAR_LADDER ("star_ladder"): easy to start and hard to master.
+ *    log10 of how many times rarer three stars are than one star, scaled
+ *    down when fewer than `start_share` of all folds reach one star.
+ * The two better fitnesses are 0 unless every star band is reachable (three
+ * thresholds exist) and the H fraction lies in [h_min, h_max]; without that
+ * window both would drift to H-rich chains too. docs/lattice-search.md
+ * argues for each.
+ *
+ * MAP-Elites descriptors: the H fraction, and the rarity of the best score
+ * normalised to [0, 1] (log(total / optimal) / log(total)).
+ */
+#ifndef SF_LAT_PUZZLE_H
+#define SF_LAT_PUZZLE_H
+
+#include <stdatomic.h>
+
+#include "../search/ga.h"
+#include "../stars.h"
+#include "lattice.h"
+
+typedef enum lat_fitness {
+	LAT_FIT_DISTINCT,
+	LAT_FIT_RARE_OPTIMUM,
+	LAT_FIT_STAR_LADDER,
+} lat_fitness;
+
+typedef enum lat_algorithm {
+	LAT_ALG_GA,
+	LAT_ALG_MAP_ELITES,
+	LAT_ALG_EXHAUSTIVE,
+} lat_algorithm;
+
+/* Default cap on an exhaustive search: 2^length sequences x maps each. */
+#define LAT_EXHAUSTIVE_BUDGET 5e10
+
+typedef struct lat_search_params {
+	int length;           /* residues, default 16 */
+	lat_kind lattice;     /* default square */
+	lat_algorithm algorithm; /* default ga */
+	lat_fitness fitness;  /* default distinct_scores */
+	int population;       /* default 30 */
+	int generations;      /* default 50 */
+	double mutation_rate; /* default 0.1 */
+	int elites;           /* default 1 */
+	int bins;             /* MAP-Elites cells per descriptor, default 10 */
+	int count;            /* levels returned: default 1 (map_elites: 0 = the archive) */
+	stars_config stars;   /* default paper */
+	double h_min, h_max;  /* H fraction window of the better fitnesses, default 0.25..0.75 */
+	double start_share;   /* star_ladder: share of folds one star should admit, default 0.05 */
+} lat_search_params;
+
+/* One generated puzzle: the sequence, its exact evaluation and its stars. */
+typedef struct lat_level {
+	lat_seq seq;
+	lat_result eval;    /* the full evaluation, examples included */
+	int have_stars;     /* 0 when fewer than three bands exist */
+	int thresholds[3];
+	char stars_reason[256];
+	ga_eval fitness;    /* fitness and descriptors */
+	int cell;           /* MAP-Elites archive cell, -1 otherwise */
+} lat_level;
+
+typedef struct lat_search_result {
+	ga_status status;
+	size_t count;
+	lat_level *levels;   /* best first */
+	ga_generation *series;
+	int generations_run;
+	uint64_t evaluations; /* distinct sequences evaluated */
+} lat_search_result;
+
+typedef struct lat_search_opts {
+	uint64_t seed;
+	int threads;          /* evaluation threads, >= 1; never changes the result */
+	const lat_db *db;     /* a warm database of the right lattice and length, or NULL */
+	void (*progress)(void *arg, const ga_generation *gen);
+	void *progress_arg;
+	const atomic_int *cancel;
+	double deadline;      /* CLOCK_MONOTONIC seconds, 0: none */
+} lat_search_opts;
+
+/* Fills `p` with the defaults listed above. */
+void lat_search_params_default(lat_search_params *p);
+
+/*
+ * Checks every field of `p`; returns 0 or SF_EINVAL naming the field and
+ * its allowed range (length 4..20 square / 4..14 cubic, through the
+ * database budget; exhaustive within LAT_EXHAUSTIVE_BUDGET).
+ */
+int lat_search_params_check(const lat_search_params *p, sf_err *err);
+
+/* Names as the JSON params spell them; parsers return 0 or SF_EINVAL. */
+const char *lat_fitness_name(lat_fitness f);
+int lat_parse_fitness(const char *name, lat_fitness *out, sf_err *err);
+const char *lat_algorithm_name(lat_algorithm a);
+int lat_parse_algorithm(const char *name, lat_algorithm *out, sf_err *err);
+
+/*
+ * The fitness and descriptors of a sequence with histogram `hist` (scores
+ * 0..max_score). Pure; the definition of every fitness lives here.
+ */
+ga_eval lat_fitness_of(const lat_search_params *p, const lat_seq *seq,
+		       const uint64_t hist[LAT_MAX_SCORE + 1], int max_score);
+
+/*
+ * Runs the search `p` describes. Returns 0 (also when cancelled or timed
+ * out: see out->status) or a negative code with `err` set; out is then
+ * empty. The same params and seed give the same result for any thread count
+ * and with or without a warm database. Free with lat_search_result_free().
+ */
+int lat_search_run(const lat_search_params *p, const lat_search_opts *opts,
+		   lat_search_result *out, sf_err *err);
+
+void lat_search_result_free(lat_search_result *res);
+
+#endif
