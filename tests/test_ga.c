@@ -318,13 +318,6 @@ static void watch_progress(void *arg, const ga_generation *gen)
 		atomic_store(w->flag, 1);
 }
 
-static double monotonic_seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The MAP-Elites cell of an evaluation: row-major floor(desc * bins), clamped. */
 static int cell_ref(const ga_eval *e, int bins)
 {
@@ -437,9 +430,8 @@ static void test_config_check_rejects(void **state)
 		if (bad[i].range && !strstr(err.msg, bad[i].range))
 			fail_msg("case %d: message '%s' lacks the range %s", i, err.msg,
 				 bad[i].range);
-		if (!bad[i].range &&
-		    (!strstr(err.msg, ga_algorithm_name(GA_GENETIC)) ||
-		     !strstr(err.msg, ga_algorithm_name(GA_MAP_ELITES))))
+		if (!bad[i].range && (!strstr(err.msg, ga_algorithm_name(GA_GENETIC)) ||
+				      !strstr(err.msg, ga_algorithm_name(GA_MAP_ELITES))))
 			fail_msg("case %d: message '%s' lacks the allowed algorithms", i, err.msg);
 		assert_null(strchr(err.msg, '\n'));
 	}
@@ -452,10 +444,17 @@ static void test_config_check_accepts_bounds(void **state)
 		enum field f;
 		double value;
 	} good[] = {
-		{ F_POPULATION, 2 },	 { F_POPULATION, 10000 }, { F_GENERATIONS, 1 },
-		{ F_GENERATIONS, 100000 }, { F_RATE, 0 },	  { F_RATE, 1 },
-		{ F_ELITES, 0 },	 { F_ELITES, 29 },	  { F_BINS, 1 },
-		{ F_BINS, 256 },	 { F_ALGORITHM, GA_MAP_ELITES },
+		{ F_POPULATION, 2 },
+		{ F_POPULATION, 10000 },
+		{ F_GENERATIONS, 1 },
+		{ F_GENERATIONS, 100000 },
+		{ F_RATE, 0 },
+		{ F_RATE, 1 },
+		{ F_ELITES, 0 },
+		{ F_ELITES, 29 },
+		{ F_BINS, 1 },
+		{ F_BINS, 256 },
+		{ F_ALGORITHM, GA_MAP_ELITES },
 	};
 	for (int i = 0; i < ARRAY_LEN(good); i++) {
 		ga_config cfg;
@@ -624,7 +623,8 @@ static void test_default_crossover(void **state)
 			assert_int_equal(child[L], 0xEE);
 			size_t k = cut_of(child, a, b, L);
 			if (!k)
-				fail_msg("case %d: child is no prefix of a followed by b's suffix", i);
+				fail_msg("case %d: child is no prefix of a followed by b's suffix",
+					 i);
 			hits[k]++;
 		}
 		for (size_t k = 1; k < L; k++) {
@@ -684,8 +684,8 @@ static void test_default_mutate(void **state)
 				for (int u = 0; u < A; u++) {
 					if (u == s)
 						continue;
-					snprintf(what, sizeof what, "alphabet %d, rate %g: %d -> %d", A,
-						 rate, s, u);
+					snprintf(what, sizeof what,
+						 "alphabet %d, rate %g: %d -> %d", A, rate, s, u);
 					assert_binomial((double)trans[s][u], (double)from[s],
 							1.0 / (A - 1), what);
 				}
@@ -707,8 +707,8 @@ static void test_default_mutate(void **state)
 			ga_default_mutate(&p, &r, 1.0, g);
 			for (int k = 0; k < LEN; k++)
 				if (g[k] == orig[k] || g[k] >= A)
-					fail_msg("alphabet %d, rate 1: element %d is %d (was %d)", A,
-						 k, g[k], orig[k]);
+					fail_msg("alphabet %d, rate 1: element %d is %d (was %d)",
+						 A, k, g[k], orig[k]);
 		}
 	}
 }
@@ -733,8 +733,7 @@ static void custom_mutate(void *ctx, rng *r, double rate, uint8_t *genome)
 			genome[i] = (uint8_t)(200 + rng_below(r, 56));
 }
 
-static void custom_crossover(void *ctx, rng *r, const uint8_t *a, const uint8_t *b,
-			     uint8_t *child)
+static void custom_crossover(void *ctx, rng *r, const uint8_t *a, const uint8_t *b, uint8_t *child)
 {
 	toy *t = ctx;
 	(void)r;
@@ -833,7 +832,8 @@ static void test_determinism_seed(void **state)
 			/* Another seed: another run, from its first random batch on. */
 			run_case_once(&RUN_CASES[i], seeds[s] ^ 0x9e3779b97f4a7c15ULL, 1, &t3, &r3);
 			if (!result_diff(&r1, &r3))
-				fail_msg("case %d, seed %d: another seed gave the same result", i, s);
+				fail_msg("case %d, seed %d: another seed gave the same result", i,
+					 s);
 			assert_false(same_record(&t1, &t3));
 			assert_true(memcmp(t1.seen, t3.seen, t1.length) != 0);
 			ga_result_free(&r1);
@@ -897,11 +897,13 @@ static void test_elitism(void **state)
 				if (elites[e] >= 1) {
 					for (int g = 1; g < res.generations_run; g++)
 						if (res.series[g].best < res.series[g - 1].best)
-							fail_msg("case %d, elites %d, seed %d: best "
-								 "fell from %g to %g at generation %d",
-								 i, elites[e], (int)seed,
-								 res.series[g - 1].best,
-								 res.series[g].best, g + 1);
+							fail_msg(
+								"case %d, elites %d, seed %d: best "
+								"fell from %g to %g at generation "
+								"%d",
+								i, elites[e], (int)seed,
+								res.series[g - 1].best,
+								res.series[g].best, g + 1);
 					/* Every evaluated genome was in some population, so
 					 * the last population holds the best of the run. */
 					assert_true(res.series[res.generations_run - 1].best ==
@@ -985,8 +987,8 @@ static void test_onemax_selection_pressure(void **state)
 		const ga_generation *first = &res.series[0], *last = &res.series[49];
 		double sigma1 = sqrt(LEN * 0.25 / cfg.population);
 		if (fabs(first->mean - LEN / 2.0) > 5 * sigma1)
-			fail_msg("seed %d: first mean %g, expected 16 +- %g", (int)seed, first->mean,
-				 5 * sigma1);
+			fail_msg("seed %d: first mean %g, expected 16 +- %g", (int)seed,
+				 first->mean, 5 * sigma1);
 		if (!(last->mean > first->mean))
 			fail_msg("seed %d: mean went from %g to %g", (int)seed, first->mean,
 				 last->mean);
@@ -1133,13 +1135,18 @@ static void test_cancel(void **state)
 static void test_deadline(void **state)
 {
 	(void)state;
+	/* The deadline's clock is CLOCK_MONOTONIC in seconds. */
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	double mono = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9, now = ga_clock_now();
+	assert_true(now >= mono && now - mono < 1.0);
 	for (int alg = 0; alg < 2; alg++) {
 		for (int future = 0; future < 2; future++) {
 			toy t;
 			toy_init(&t, TOY_NOISE, 16);
 			ga_problem p = toy_problem(&t, 4);
 			ga_config cfg = paper_config(alg ? GA_MAP_ELITES : GA_GENETIC, 12);
-			cfg.deadline = monotonic_seconds() + (future ? 3600 : 0);
+			cfg.deadline = ga_clock_now() + (future ? 3600 : 0);
 			ga_result res;
 			run_ok(&p, &cfg, 5, &res);
 			if (future) {

@@ -15,6 +15,7 @@
  */
 #include "ga.h"
 
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,7 +285,9 @@ static int evaluate_batch(run *ru, const uint8_t *genomes, size_t n, long *idx)
 		return rc;
 	for (size_t i = first; i < ru->m.n; i++) {
 		ga_eval *e = &ru->m.evals[i];
-		if (!(e->fitness >= 0)) /* also catches NaN */
+		/* Roulette selection needs a finite total: NaN, infinities and
+		 * negatives count as 0. */
+		if (!(e->fitness >= 0 && e->fitness <= DBL_MAX))
 			e->fitness = 0;
 		for (int d = 0; d < GA_DESCRIPTORS; d++)
 			e->desc[d] = e->desc[d] > 0 ? (e->desc[d] < 1 ? e->desc[d] : 1) : 0;

@@ -38,7 +38,7 @@
 #define GA_DESCRIPTORS 2
 
 typedef struct ga_eval {
-	double fitness;                 /* >= 0, higher is better */
+	double fitness;                 /* finite, >= 0, higher is better; else taken as 0 */
 	double desc[GA_DESCRIPTORS];    /* behaviour descriptors, each in [0, 1] */
 } ga_eval;
 
@@ -67,7 +67,8 @@ typedef struct ga_problem {
 
 typedef enum ga_algorithm {
 	GA_GENETIC,     /* the paper's generational GA */
-	GA_MAP_ELITES,  /* quality diversity over a grid of the two descriptors */
+	GA_MAP_ELITES,  /* quality diversity over a grid of the two descriptors; a
+			 * newcomer takes a cell only when strictly fitter */
 } ga_algorithm;
 
 /* One generation's statistics: the series of the paper's Figure 3. */
