@@ -45,6 +45,7 @@ deps:
 
 run: all
 	$(BIN) evaluate HPHPPHHPHPPHPHHP
+	$(BIN) generate lattice --seed 42 --progress
 
 test: deps
 	@$(MAKE) --no-print-directory $(BIN) $(TESTS)

@@ -105,8 +105,50 @@ static double exhaustive_best(lat_search_params p, const lat_db *db, int threads
 	return best;
 }
 
-int main(void)
+/*
+ * Thread scaling of the evaluation workers: the exhaustive search at length
+ * 18 (131 328 sequences up to reversal through a 170 670-map database) for
+ * threads = 1, 2, 4, ... up to `max`.
+ */
+static void bench_scaling(int max)
 {
+	lat_search_params p;
+	lat_search_params_default(&p);
+	p.length = 18;
+	p.algorithm = LAT_ALG_EXHAUSTIVE;
+	lat_opts dbo = { .threads = max };
+	sf_err err;
+	lat_db *db = lat_db_build(p.lattice, p.length, &dbo, &err);
+	if (!db)
+		die("database", &err);
+	printf("\nexhaustive search, square length 18, warm database: thread scaling\n");
+	printf("%7s %10s %8s\n", "threads", "seconds", "speedup");
+	double t1 = 0, b1 = 0;
+	for (int t = 1; t <= max; t *= 2) {
+		double best, secs = run_trial(&p, 1, db, t, &best);
+		if (t == 1) {
+			t1 = secs;
+			b1 = best;
+		} else if (best != b1) {
+			fprintf(stderr, "bench_search: %d threads disagree with 1\n", t);
+			exit(1);
+		}
+		printf("%7d %10.3f %7.2fx\n", t, secs, t1 / secs);
+		fflush(stdout);
+	}
+	lat_db_free(db);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--scaling")) {
+		bench_scaling(atoi(argv[2]));
+		return 0;
+	}
+	if (argc != 1) {
+		fprintf(stderr, "usage: bench_search [--scaling MAX_THREADS]\n");
+		return 2;
+	}
 	const int threads = 2;
 	lat_search_params p;
 	lat_search_params_default(&p);

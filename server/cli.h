@@ -19,10 +19,11 @@ int cli_generate(int argc, char **argv);
  * Option parsing shared by the subcommands. cli_option() matches argv[*i]
  * against "--name value" and "--name=value"; on a match it stores the value,
  * advances *i past what it consumed and returns 1; it returns 0 when argv[*i]
- * is another option and -1 (after printing the reason) when the value is
- * missing.
+ * is another option and -1 (after printing the reason, naming `cmd`) when
+ * the value is missing.
  */
-int cli_option(int argc, char **argv, int *i, const char *name, const char **value);
+int cli_option(const char *cmd, int argc, char **argv, int *i, const char *name,
+	       const char **value);
 
 /* Parses a whole decimal integer in [lo, hi]; prints the reason and returns -1 otherwise. */
 int cli_int(const char *cmd, const char *name, const char *text, long lo, long hi, long *out);

@@ -59,24 +59,24 @@ int cli_evaluate(int argc, char **argv)
 			fputs(usage, stdout);
 			return CLI_OK;
 		}
-		if ((m = cli_option(argc, argv, &i, "--lattice", &value)) != 0) {
+		if ((m = cli_option("evaluate", argc, argv, &i, "--lattice", &value)) != 0) {
 			if (m < 0)
 				return CLI_USAGE;
 			lattice = value;
-		} else if ((m = cli_option(argc, argv, &i, "--stars", &value)) != 0) {
+		} else if ((m = cli_option("evaluate", argc, argv, &i, "--stars", &value)) != 0) {
 			if (m < 0)
 				return CLI_USAGE;
 			strategy = value;
-		} else if ((m = cli_option(argc, argv, &i, "--engine", &value)) != 0) {
+		} else if ((m = cli_option("evaluate", argc, argv, &i, "--engine", &value)) != 0) {
 			if (m < 0)
 				return CLI_USAGE;
 			engine = value;
-		} else if ((m = cli_option(argc, argv, &i, "--threads", &value)) != 0) {
+		} else if ((m = cli_option("evaluate", argc, argv, &i, "--threads", &value)) != 0) {
 			long n;
 			if (m < 0 || cli_int("evaluate", "--threads", value, 1, 256, &n))
 				return CLI_USAGE;
 			opts.threads = (int)n;
-		} else if ((m = cli_option(argc, argv, &i, "--budget", &value)) != 0) {
+		} else if ((m = cli_option("evaluate", argc, argv, &i, "--budget", &value)) != 0) {
 			char *end;
 			if (m < 0)
 				return CLI_USAGE;

@@ -31,7 +31,8 @@ static void usage(FILE *f)
 	fputs("\n"
 	      "options:\n"
 	      "  --seed N        the seed, 0..9007199254740991 (required)\n"
-	      "  --params JSON   a JSON object of the kind's parameters; see docs/lattice-search.md\n"
+	      "  --params JSON   a JSON object of the kind's parameters; see "
+	      "docs/lattice-search.md\n"
 	      "                  (lattice: length, lattice, algorithm, fitness, population,\n"
 	      "                  generations, mutation_rate, elites, bins, count, stars,\n"
 	      "                  star_one_fraction, star_two_fraction, h_min, h_max,\n"
@@ -46,8 +47,9 @@ static void usage(FILE *f)
 static void print_progress(void *arg, const ga_generation *g)
 {
 	(void)arg;
-	fprintf(stderr, "generation %d/%d best %.6g mean %.6g at_best %d evaluations %llu", g->generation,
-		g->generations, g->best, g->mean, g->at_best, (unsigned long long)g->evaluations);
+	fprintf(stderr, "generation %d/%d best %.6g mean %.6g at_best %d evaluations %llu",
+		g->generation, g->generations, g->best, g->mean, g->at_best,
+		(unsigned long long)g->evaluations);
 	if (g->filled)
 		fprintf(stderr, " cells %d", g->filled);
 	fputc('\n', stderr);
@@ -83,19 +85,20 @@ int cli_generate(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--progress")) {
 			progress = 1;
-		} else if ((m = cli_option(argc, argv, &i, "--seed", &value)) != 0) {
+		} else if ((m = cli_option("generate", argc, argv, &i, "--seed", &value)) != 0) {
 			if (m < 0)
 				return CLI_USAGE;
 			seed_text = value;
-		} else if ((m = cli_option(argc, argv, &i, "--params", &value)) != 0) {
+		} else if ((m = cli_option("generate", argc, argv, &i, "--params", &value)) != 0) {
 			if (m < 0)
 				return CLI_USAGE;
 			params_text = value;
-		} else if ((m = cli_option(argc, argv, &i, "--threads", &value)) != 0) {
+		} else if ((m = cli_option("generate", argc, argv, &i, "--threads", &value)) != 0) {
 			if (m < 0 || cli_int("generate", "--threads", value, 1, 256, &threads))
 				return CLI_USAGE;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			return cli_usage_error("generate", "unknown option '%s' (see --help)", argv[i]);
+			return cli_usage_error("generate", "unknown option '%s' (see --help)",
+					       argv[i]);
 		} else if (kindname) {
 			return cli_usage_error("generate", "more than one kind given ('%s', '%s')",
 					       kindname, argv[i]);
@@ -121,7 +124,8 @@ int cli_generate(int argc, char **argv)
 		json_error_t jerr;
 		pj = json_loads(params_text, JSON_REJECT_DUPLICATES, &jerr);
 		if (!pj)
-			return cli_usage_error("generate", "--params is not valid JSON: %s (column %d)",
+			return cli_usage_error("generate",
+					       "--params is not valid JSON: %s (column %d)",
 					       jerr.text, jerr.column);
 	}
 	sf_err err = { 0 };
@@ -130,15 +134,20 @@ int cli_generate(int argc, char **argv)
 	if (!params)
 		return cli_usage_error("generate", "%s", err.msg);
 
-	sf_gen_opts opts = { .seed = seed, .threads = (int)threads,
+	sf_gen_opts opts = { .seed = seed,
+			     .threads = (int)threads,
 			     .progress = progress ? print_progress : NULL };
 	json_t *doc = kind->generate(params, &opts, &err);
 	kind->params_free(params);
 	if (!doc) {
 		fprintf(stderr, "starforge generate: %s\n", err.msg);
-		return err.code == SF_EINVAL || err.code == SF_EBUDGET ? CLI_USAGE : CLI_FAIL;
+		/* Bad params, and params no puzzle can satisfy, are the caller's to fix. */
+		return err.code == SF_EINVAL || err.code == SF_EBUDGET || err.code == SF_ERANGE
+			       ? CLI_USAGE
+			       : CLI_FAIL;
 	}
-	char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(12));
+	/* Full precision: echoed params must reproduce the run and its level ids. */
+	char *text = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	if (!text) {
 		fprintf(stderr, "starforge generate: out of memory writing the result\n");

@@ -31,7 +31,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	return CLI_USAGE;
 }
 
-int cli_option(int argc, char **argv, int *i, const char *name, const char **value)
+int cli_option(const char *cmd, int argc, char **argv, int *i, const char *name, const char **value)
 {
 	const char *arg = argv[*i];
 	size_t n = strlen(name);
@@ -44,7 +44,7 @@ int cli_option(int argc, char **argv, int *i, const char *name, const char **val
 	if (arg[n] != '\0')
 		return 0;
 	if (*i + 1 >= argc) {
-		fprintf(stderr, "starforge: option %s needs a value\n", name);
+		fprintf(stderr, "starforge %s: option %s needs a value\n", cmd, name);
 		return -1;
 	}
 	*value = argv[++*i];
@@ -82,6 +82,8 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "generate"))
 		return cli_generate(argc - 1, argv + 1);
 	fprintf(stderr,
-		"starforge: unknown command '%s' (allowed: evaluate, generate; see starforge --help)\n", cmd);
+		"starforge: unknown command '%s' (allowed: evaluate, generate; see starforge "
+		"--help)\n",
+		cmd);
 	return CLI_USAGE;
 }

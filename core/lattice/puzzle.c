@@ -17,7 +17,9 @@
 #include "../dmath.h"
 #include "../par.h"
 
-#define LAT_MIN_LEN 4
+/* The shortest chain with three reachable scores above 0 on both lattices
+ * (square all-H length 8: scores 0..3), so that a puzzle can carry stars. */
+#define LAT_MIN_LEN 8
 #define LAT_EXHAUSTIVE_MAX_LEN 18 /* 2^18 sequences: ~20 s at length 18 on one core */
 
 static const char *const fitness_names[] = {
@@ -109,38 +111,53 @@ int lat_search_params_check(const lat_search_params *p, sf_err *err)
 				  p->length, LAT_MIN_LEN, hi, lat_algorithm_name(p->algorithm),
 				  lat_kind_name(p->lattice));
 	if (p->population < 2 || p->population > 1000)
-		return sf_err_set(err, SF_EINVAL, "population %d is out of range (allowed: 2..1000)",
+		return sf_err_set(err, SF_EINVAL,
+				  "population %d is out of range (allowed: 2..1000)",
 				  p->population);
 	if (p->generations < 1 || p->generations > 1000)
-		return sf_err_set(err, SF_EINVAL, "generations %d is out of range (allowed: 1..1000)",
+		return sf_err_set(err, SF_EINVAL,
+				  "generations %d is out of range (allowed: 1..1000)",
 				  p->generations);
 	if (!(p->mutation_rate >= 0 && p->mutation_rate <= 1))
-		return sf_err_set(err, SF_EINVAL, "mutation_rate %g is out of range (allowed: 0..1)",
+		return sf_err_set(err, SF_EINVAL,
+				  "mutation_rate %g is out of range (allowed: 0..1)",
 				  p->mutation_rate);
 	if (p->elites < 0 || p->elites >= p->population)
-		return sf_err_set(err, SF_EINVAL,
-				  "elites %d is out of range (allowed: 0..%d, below the population)",
-				  p->elites, p->population - 1);
+		return sf_err_set(
+			err, SF_EINVAL,
+			"elites %d is out of range (allowed: 0..%d, below the population)",
+			p->elites, p->population - 1);
 	if (p->bins < 2 || p->bins > 64)
-		return sf_err_set(err, SF_EINVAL, "bins %d is out of range (allowed: 2..64)", p->bins);
-	if (p->count < 0 || p->count > 1000 || (p->count == 0 && p->algorithm != LAT_ALG_MAP_ELITES))
+		return sf_err_set(err, SF_EINVAL, "bins %d is out of range (allowed: 2..64)",
+				  p->bins);
+	if (p->count < 0 || p->count > 1000 ||
+	    (p->count == 0 && p->algorithm != LAT_ALG_MAP_ELITES))
+		return sf_err_set(
+			err, SF_EINVAL,
+			"count %d is out of range (allowed: 1..1000; 0 = the whole archive, "
+			"map_elites only)",
+			p->count);
+	if (!(p->h_min >= 0 && p->h_min <= 1))
+		return sf_err_set(err, SF_EINVAL, "h_min %g is out of range (allowed: 0..1)",
+				  p->h_min);
+	if (!(p->h_max >= p->h_min && p->h_max <= 1))
 		return sf_err_set(err, SF_EINVAL,
-				  "count %d is out of range (allowed: 1..1000; 0 = the whole archive, "
-				  "map_elites only)",
-				  p->count);
-	if (!(p->h_min >= 0 && p->h_max <= 1 && p->h_min <= p->h_max))
-		return sf_err_set(err, SF_EINVAL,
-				  "h_min %g and h_max %g are out of range (allowed: 0 <= h_min <= "
-				  "h_max <= 1)",
-				  p->h_min, p->h_max);
+				  "h_max %g is out of range (allowed: h_min (%g)..1)", p->h_max,
+				  p->h_min);
 	if (!(p->start_share > 0 && p->start_share <= 1))
-		return sf_err_set(err, SF_EINVAL, "start_share %g is out of range (allowed: (0, 1])",
-				  p->start_share);
-	if (p->stars.strategy == STARS_PERCENTILE &&
-	    !(p->stars.one_fraction > 0 && p->stars.one_fraction < 1 &&
-	      p->stars.two_fraction > 0 && p->stars.two_fraction < p->stars.one_fraction))
 		return sf_err_set(err, SF_EINVAL,
-				  "star fractions must satisfy 0 < two (%g) < one (%g) < 1",
+				  "start_share %g is out of range (allowed: (0, 1])",
+				  p->start_share);
+	/* Checked whatever the strategy, so that params echoed back are valid. */
+	if (!(p->stars.one_fraction > 0 && p->stars.one_fraction < 1))
+		return sf_err_set(err, SF_EINVAL,
+				  "star_one_fraction %g is out of range (allowed: 0 < "
+				  "star_two_fraction < star_one_fraction < 1)",
+				  p->stars.one_fraction);
+	if (!(p->stars.two_fraction > 0 && p->stars.two_fraction < p->stars.one_fraction))
+		return sf_err_set(err, SF_EINVAL,
+				  "star_two_fraction %g is out of range (allowed: 0 < "
+				  "star_two_fraction < star_one_fraction (%g))",
 				  p->stars.two_fraction, p->stars.one_fraction);
 	return 0;
 }
@@ -183,8 +200,8 @@ ga_eval lat_fitness_of(const lat_search_params *p, const lat_seq *seq,
 			if (hist[s])
 				break;
 		}
-		e.fitness = rarity + dm_log10((double)total / (double)near) /
-					     (10 * dm_log10((double)total));
+		e.fitness = rarity +
+			    dm_log10((double)total / (double)near) / (10 * dm_log10((double)total));
 		return e;
 	}
 	/* star_ladder: three stars this many orders rarer than one star... */
@@ -208,6 +225,7 @@ typedef struct lat_evaluator {
 	const uint8_t *genomes;
 	size_t n;
 	ga_eval *out;
+	uint8_t *rateable; /* when set: 1 where the puzzle has three star bands */
 	atomic_size_t next;
 } lat_evaluator;
 
@@ -231,6 +249,11 @@ static void eval_worker(void *arg, int worker)
 		lat_seq seq = seq_of(ev->genomes + i * (size_t)len, len);
 		int max = lat_db_histogram(ev->db, &seq, hist);
 		ev->out[i] = lat_fitness_of(ev->p, &seq, hist, max);
+		if (ev->rateable) {
+			int t[3];
+			ev->rateable[i] =
+				stars_thresholds(hist, max + 1, &ev->p->stars, t, NULL) == 0;
+		}
 	}
 }
 
@@ -327,11 +350,13 @@ static int run_exhaustive(lat_evaluator *ev, const lat_search_opts *opts, size_t
 	top_list top = { .cap = count, .len = len };
 	uint8_t *batch = malloc(per * len);
 	ga_eval *evals = malloc(per * sizeof *evals);
+	uint8_t *rateable = malloc(per);
+	ev->rateable = rateable;
 	top.genomes = malloc(count * len);
 	top.evals = malloc(count * sizeof *top.evals);
 	out->series = calloc((size_t)chunks, sizeof *out->series);
 	int rc = 0;
-	if (!batch || !evals || !top.genomes || !top.evals || !out->series) {
+	if (!batch || !evals || !rateable || !top.genomes || !top.evals || !out->series) {
 		rc = sf_err_set(err, SF_ENOMEM, "out of memory for the exhaustive search");
 		goto done;
 	}
@@ -350,11 +375,13 @@ static int run_exhaustive(lat_evaluator *ev, const lat_search_opts *opts, size_t
 			goto done;
 		for (uint64_t k = 0; k < n; k++) {
 			sum += evals[k].fitness;
-			top_offer(&top, batch + k * len, &evals[k]);
+			if (rateable[k]) /* only puzzles with three bands are levels */
+				top_offer(&top, batch + k * len, &evals[k]);
 		}
 		out->evaluations += n;
-		ga_generation gen = { .generation = c + 1, .generations = chunks,
-				      .best = top.evals[0].fitness,
+		ga_generation gen = { .generation = c + 1,
+				      .generations = chunks,
+				      .best = top.n ? top.evals[0].fitness : 0,
 				      .mean = sum / (double)out->evaluations,
 				      .evaluations = out->evaluations };
 		for (size_t i = 0; i < top.n; i++)
@@ -377,8 +404,10 @@ static int run_exhaustive(lat_evaluator *ev, const lat_search_opts *opts, size_t
 	top.genomes = NULL;
 	top.evals = NULL;
 done:
+	ev->rateable = NULL;
 	free(batch);
 	free(evals);
+	free(rateable);
 	free(top.genomes);
 	free(top.evals);
 	return rc;
@@ -386,6 +415,11 @@ done:
 
 /* ---- levels ---- */
 
+/*
+ * Evaluates the puzzle with canonical genome `genome` in full into `lv`.
+ * Returns 1 when it carries three star bands, 0 when it does not (no
+ * level), or a negative code.
+ */
 static int make_level(const lat_search_params *p, const lat_db *db, const uint8_t *genome,
 		      const ga_eval *fit, int cell, lat_level *lv, sf_err *err)
 {
@@ -396,12 +430,8 @@ static int make_level(const lat_search_params *p, const lat_db *db, const uint8_
 	int rc = lat_db_evaluate(db, &lv->seq, &lv->eval, err);
 	if (rc)
 		return rc;
-	sf_err serr = { 0 };
-	lv->have_stars = stars_thresholds(lv->eval.hist, lv->eval.max_score + 1, &p->stars,
-					  lv->thresholds, &serr) == 0;
-	if (!lv->have_stars)
-		snprintf(lv->stars_reason, sizeof lv->stars_reason, "%s", serr.msg);
-	return 0;
+	return stars_thresholds(lv->eval.hist, lv->eval.max_score + 1, &p->stars, lv->thresholds,
+				NULL) == 0;
 }
 
 /* True when `out` already holds the puzzle with canonical genome `c`. */
@@ -413,8 +443,8 @@ static int has_level(const lat_search_result *out, const uint8_t *c, size_t len)
 	return 0;
 }
 
-int lat_search_run(const lat_search_params *p, const lat_search_opts *opts,
-		   lat_search_result *out, sf_err *err)
+int lat_search_run(const lat_search_params *p, const lat_search_opts *opts, lat_search_result *out,
+		   sf_err *err)
 {
 	memset(out, 0, sizeof *out);
 	int rc = lat_search_params_check(p, err);
@@ -426,11 +456,12 @@ int lat_search_run(const lat_search_params *p, const lat_search_opts *opts,
 	lat_db *own = NULL;
 	const lat_db *db = opts->db;
 	if (db && (lat_db_kind(db) != p->lattice || lat_db_len(db) != p->length))
-		return sf_err_set(err, SF_EINVAL,
-				  "the warm database is for length %d on the %s lattice, the search "
-				  "for length %d on the %s lattice",
-				  lat_db_len(db), lat_kind_name(lat_db_kind(db)), p->length,
-				  lat_kind_name(p->lattice));
+		return sf_err_set(
+			err, SF_EINVAL,
+			"the warm database is for length %d on the %s lattice, the search "
+			"for length %d on the %s lattice",
+			lat_db_len(db), lat_kind_name(lat_db_kind(db)), p->length,
+			lat_kind_name(p->lattice));
 	if (!db) {
 		lat_opts dbopts = { .threads = opts->threads, .budget = 0 };
 		if (!(db = own = lat_db_build(p->lattice, p->length, &dbopts, err)))
@@ -443,8 +474,11 @@ int lat_search_run(const lat_search_params *p, const lat_search_opts *opts,
 	if (p->algorithm == LAT_ALG_EXHAUSTIVE) {
 		rc = run_exhaustive(&ev, opts, count, &gr, err);
 	} else {
-		ga_problem prob = { .length = (size_t)p->length, .alphabet = 2, .ctx = &ev,
-				    .evaluate = eval_batch, .describe = describe_seq };
+		ga_problem prob = { .length = (size_t)p->length,
+				    .alphabet = 2,
+				    .ctx = &ev,
+				    .evaluate = eval_batch,
+				    .describe = describe_seq };
 		ga_config cfg;
 		ga_config_default(&cfg);
 		cfg.algorithm = p->algorithm == LAT_ALG_MAP_ELITES ? GA_MAP_ELITES : GA_GENETIC;
@@ -458,8 +492,9 @@ int lat_search_run(const lat_search_params *p, const lat_search_opts *opts,
 		cfg.progress_arg = opts->progress_arg;
 		cfg.cancel = opts->cancel;
 		cfg.deadline = opts->deadline;
-		/* GA: every genome, ranked, so that reversed twins can be skipped below. */
-		rc = ga_run(&prob, &cfg, cfg.algorithm == GA_GENETIC ? SIZE_MAX : count, &gr, err);
+		/* Everything ranked: reversed twins and puzzles without star bands
+		 * are skipped below, before the cut to `count`. */
+		rc = ga_run(&prob, &cfg, SIZE_MAX, &gr, err);
 	}
 	if (!rc) {
 		out->levels = calloc(gr.count + 1, sizeof *out->levels);
@@ -472,10 +507,19 @@ int lat_search_run(const lat_search_params *p, const lat_search_opts *opts,
 		canonical(gr.genomes + i * gr.length, gr.length, c);
 		if (has_level(out, c, gr.length))
 			continue;
-		rc = make_level(p, db, c, &gr.evals[i], gr.cells ? gr.cells[i] : -1,
-				&out->levels[out->count], err);
-		out->count += !rc;
+		/* A puzzle without three star bands is no level (docs/stars.md). */
+		int kept = make_level(p, db, c, &gr.evals[i], gr.cells ? gr.cells[i] : -1,
+				      &out->levels[out->count], err);
+		if (kept < 0)
+			rc = kept;
+		else
+			out->count += (size_t)kept;
 	}
+	if (!rc && !out->count && gr.status == GA_COMPLETED)
+		rc = sf_err_set(err, SF_ERANGE,
+				"no puzzle found with three reachable star bands (%llu sequences "
+				"evaluated); try a longer chain or another fitness",
+				(unsigned long long)gr.evaluations);
 	if (!rc) {
 		out->status = gr.status;
 		out->series = gr.series;

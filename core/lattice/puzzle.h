@@ -46,9 +46,6 @@ typedef enum lat_algorithm {
 	LAT_ALG_EXHAUSTIVE,
 } lat_algorithm;
 
-/* Default cap on an exhaustive search: 2^length sequences x maps each. */
-#define LAT_EXHAUSTIVE_BUDGET 5e10
-
 typedef struct lat_search_params {
 	int length;           /* residues, default 16 */
 	lat_kind lattice;     /* default square */
@@ -69,9 +66,7 @@ typedef struct lat_search_params {
 typedef struct lat_level {
 	lat_seq seq;
 	lat_result eval;    /* the full evaluation, examples included */
-	int have_stars;     /* 0 when fewer than three bands exist */
-	int thresholds[3];
-	char stars_reason[256];
+	int thresholds[3];  /* a search returns only levels with three bands */
 	ga_eval fitness;    /* fitness and descriptors */
 	int cell;           /* MAP-Elites archive cell, -1 otherwise */
 } lat_level;
@@ -100,8 +95,8 @@ void lat_search_params_default(lat_search_params *p);
 
 /*
  * Checks every field of `p`; returns 0 or SF_EINVAL naming the field and
- * its allowed range (length 4..20 square / 4..14 cubic, through the
- * database budget; exhaustive within LAT_EXHAUSTIVE_BUDGET).
+ * its allowed range (length 8..20 square / 8..14 cubic, through the
+ * database budget; exhaustive up to length 18, 2^18 sequences).
  */
 int lat_search_params_check(const lat_search_params *p, sf_err *err);
 
@@ -119,8 +114,11 @@ ga_eval lat_fitness_of(const lat_search_params *p, const lat_seq *seq,
 		       const uint64_t hist[LAT_MAX_SCORE + 1], int max_score);
 
 /*
- * Runs the search `p` describes. Returns 0 (also when cancelled or timed
- * out: see out->status) or a negative code with `err` set; out is then
+ * Runs the search `p` describes. Levels are the best `count` distinct
+ * puzzles (up to reversal) that carry three star bands. Returns 0 (also
+ * when cancelled or timed out: see out->status), SF_ERANGE when no puzzle
+ * found has three bands in a completed run (a stopped one returns what it
+ * has, possibly nothing), or another negative code with `err` set; out is then
  * empty. The same params and seed give the same result for any thread count
  * and with or without a warm database. Free with lat_search_result_free().
  */

@@ -107,15 +107,17 @@ int lat_search_params_from_json(const json_t *obj, lat_search_params *out, sf_er
 		return sf_err_set(err, SF_EINVAL, "params must be a JSON object");
 	const char *name;
 	json_t *v;
-	json_object_foreach((json_t *)obj, name, v) {
+	json_object_foreach((json_t *)obj, name, v)
+	{
 		const param_key *k = find_key(name);
 		if (!k)
-			return sf_err_set(err, SF_EINVAL,
-					  "params.%s is not a lattice parameter (allowed: length, "
-					  "lattice, algorithm, fitness, population, generations, "
-					  "mutation_rate, elites, bins, count, stars, star_one_fraction, "
-					  "star_two_fraction, h_min, h_max, start_share)",
-					  name);
+			return sf_err_set(
+				err, SF_EINVAL,
+				"params.%s is not a lattice parameter (allowed: length, "
+				"lattice, algorithm, fitness, population, generations, "
+				"mutation_rate, elites, bins, count, stars, star_one_fraction, "
+				"star_two_fraction, h_min, h_max, start_share)",
+				name);
 		int rc = read_key(k, v, out, err);
 		if (rc)
 			return rc;
@@ -186,20 +188,16 @@ json_t *lat_level_json(const lat_level *lv, const lat_search_params *p, uint64_t
 	json_object_del(stats, "lattice");
 	json_object_del(stats, "length");
 	json_object_del(stats, "examples");
-	json_t *folds = lv->have_stars ? json_pack("{s:s, s:s, s:s}", "one",
-						   ev->examples[lv->thresholds[0]], "two",
-						   ev->examples[lv->thresholds[1]], "three",
-						   ev->examples[lv->thresholds[2]])
-				       : json_null();
+	json_t *folds = json_pack("{s:s, s:s, s:s}", "one", ev->examples[lv->thresholds[0]], "two",
+				  ev->examples[lv->thresholds[1]], "three",
+				  ev->examples[lv->thresholds[2]]);
 	json_t *doc = json_pack(
 		"{s:s, s:s, s:I, s:o, s:{s:s, s:i, s:s}, s:{s:i, s:s, s:o}, s:o, s:o}", "id", id,
 		"kind", "lattice", "seed", (json_int_t)seed, "params", lat_search_params_json(p),
 		"puzzle", "lattice", lat_kind_name(p->lattice), "length", lv->seq.len, "sequence",
 		seq, "solution", "best_score", ev->max_score, "best_fold",
 		ev->examples[ev->max_score], "band_folds", folds, "stars",
-		stars_json(&p->stars, "contacts", lv->have_stars ? lv->thresholds : NULL,
-			   lv->stars_reason),
-		"stats", stats);
+		stars_json(&p->stars, "contacts", lv->thresholds, NULL), "stats", stats);
 	if (!doc)
 		return NULL;
 	json_t *fit = json_pack("{s:s, s:f, s:f, s:f}", "name", lat_fitness_name(p->fitness),
@@ -222,11 +220,11 @@ json_t *lat_search_result_json(const lat_search_result *r, const lat_search_para
 			       uint64_t seed)
 {
 	json_t *levels = json_array(), *series = json_array();
-	json_t *doc = json_pack("{s:s, s:I, s:o, s:s, s:I, s:i, s:o, s:o}", "kind", "lattice", "seed",
-				(json_int_t)seed, "params", lat_search_params_json(p), "status",
-				ga_status_name(r->status), "evaluations", (json_int_t)r->evaluations,
-				"generations_run", r->generations_run, "levels", json_incref(levels),
-				"series", json_incref(series));
+	json_t *doc = json_pack("{s:s, s:I, s:o, s:s, s:I, s:i, s:o, s:o}", "kind", "lattice",
+				"seed", (json_int_t)seed, "params", lat_search_params_json(p),
+				"status", ga_status_name(r->status), "evaluations",
+				(json_int_t)r->evaluations, "generations_run", r->generations_run,
+				"levels", json_incref(levels), "series", json_incref(series));
 	int bad = !doc;
 	for (size_t i = 0; !bad && i < r->count; i++)
 		bad = json_array_append_new(levels, lat_level_json(&r->levels[i], p, seed));
