@@ -18,25 +18,30 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Only what `make` needs to build build/starforge; .dockerignore keeps any
-# local build/ out of the context.
-COPY Makefile ./
+# local build/ out of the context. migrations/, openapi.yaml and schema/ are
+# compiled into the binary (server/embedded.h).
+COPY Makefile openapi.yaml ./
 COPY scripts/ scripts/
 COPY core/ core/
 COPY server/ server/
+COPY migrations/ migrations/
+COPY schema/ schema/
 RUN make -j"$(nproc)"
 
 FROM debian:12-slim
 ENV DEBIAN_FRONTEND=noninteractive
-# The runtime libraries of what the binary links today (ldd build/starforge:
-# libjansson, plus libc and libm from the base image). The service issue adds
-# libmicrohttpd12, libuv1 and libsqlite3-0 here when the binary starts linking
-# them, together with EXPOSE and the database volume.
+# The runtime libraries the binary links (ldd build/starforge): jansson,
+# SQLite, libuv and libmicrohttpd; libc and libm come with the base image.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libjansson4 \
+ && apt-get install -y --no-install-recommends libjansson4 libsqlite3-0 libuv1 libmicrohttpd12 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --user-group --no-create-home --home-dir /nonexistent \
-	--shell /usr/sbin/nologin starforge
+	--shell /usr/sbin/nologin starforge \
+ && mkdir -p /data && chown starforge:starforge /data
 COPY --from=build /src/build/starforge /usr/local/bin/starforge
 USER starforge
+VOLUME /data
+EXPOSE 8080
+ENV STARFORGE_LISTEN=0.0.0.0:8080 STARFORGE_DB=/data/starforge.db
 ENTRYPOINT ["starforge"]
-CMD ["--help"]
+CMD ["serve"]

@@ -3,7 +3,7 @@
 # through scripts/deps.sh.
 #
 #   make            build build/starforge
-#   make run        build and run the main job
+#   make run        build and start the service (starforge serve, defaults)
 #   make test       build and run every cmocka test binary
 #   make test SANITIZE=address,undefined   the same under ASan and UBSan
 #   make bench      the benchmarks (not tests; figures in README)
@@ -16,7 +16,7 @@ ifneq ($(SANITIZE),)
 BUILD := build/sanitize
 endif
 
-PKGS := jansson
+PKGS := jansson sqlite3 libuv libmicrohttpd
 WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow
 CFLAGS := -std=c11 -O2 -g $(WARN) -D_POSIX_C_SOURCE=200809L -pthread \
 	  $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -30,11 +30,18 @@ CORE_SRC := $(wildcard core/*.c core/*/*.c)
 SERVER_SRC := $(wildcard server/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
+# Files compiled into the binary (server/embedded.h); scripts/embed.sh turns
+# each set into a C table under $(BUILD)/gen/.
+MIGRATIONS := $(sort $(wildcard migrations/*.sql))
+ASSETS := openapi.yaml $(sort $(shell find schema -name '*.json' 2>/dev/null))
+GEN_OBJ := $(BUILD)/gen/migrations.o $(BUILD)/gen/assets.o
+# libserver.a: everything in server/ but main(), so tests can link it too.
+SERVER_LIB_OBJ := $(filter-out $(BUILD)/server/main.o,$(SERVER_OBJ)) $(GEN_OBJ)
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BIN := $(BUILD)/starforge
 
-.PHONY: all deps run test bench format clean
+.PHONY: all deps run test bench format clean FORCE
 .DEFAULT_GOAL := all
 
 all: deps
@@ -44,8 +51,7 @@ deps:
 	@sh scripts/deps.sh
 
 run: all
-	$(BIN) evaluate HPHPPHHPHPPHPHHP
-	$(BIN) generate lattice --seed 42 --progress
+	$(BIN) serve
 
 test: deps
 	@$(MAKE) --no-print-directory $(BIN) $(TESTS)
@@ -66,12 +72,37 @@ $(BUILD)/libcore.a: $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN): $(SERVER_OBJ) $(BUILD)/libcore.a
+$(BUILD)/libserver.a: $(SERVER_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/server/main.o $(BUILD)/libserver.a $(BUILD)/libcore.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libcore.a
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libserver.a $(BUILD)/libcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -Icore $(LDFLAGS) -o $@ $< $(BUILD)/libcore.a $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -MMD -MP -Icore $(LDFLAGS) -o $@ $< $(BUILD)/libserver.a $(BUILD)/libcore.a \
+		$(LDLIBS) -lcmocka
+
+# The embedded tables. Each depends on a list of its file names, rewritten
+# only when the set changes, so adding, removing or renaming a file
+# regenerates the table as surely as editing one does.
+$(BUILD)/gen/migrations.list: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(MIGRATIONS)' | cmp -s - $@ || echo '$(MIGRATIONS)' > $@
+
+$(BUILD)/gen/assets.list: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(ASSETS)' | cmp -s - $@ || echo '$(ASSETS)' > $@
+
+$(BUILD)/gen/migrations.c: scripts/embed.sh $(MIGRATIONS) $(BUILD)/gen/migrations.list
+	sh scripts/embed.sh sf_migrations $(MIGRATIONS) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/assets.c: scripts/embed.sh $(ASSETS) $(BUILD)/gen/assets.list
+	sh scripts/embed.sh sf_assets $(ASSETS) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+	$(CC) $(CFLAGS) -MMD -MP -Iserver -c -o $@ $<
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libcore.a
 	@mkdir -p $(dir $@)
@@ -81,4 +112,4 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
--include $(CORE_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(TESTS:=.d)
+-include $(CORE_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(GEN_OBJ:.o=.d) $(TESTS:=.d)

@@ -1,10 +1,30 @@
 #!/bin/sh
-# Installs the Debian packages Starforge builds and tests against, if any is
-# missing. Idempotent and quiet when everything is present, so the Makefile can
-# run it before every build. Needs root (or sudo) only when something is missing.
+# Installs the Debian packages Starforge needs, if any is missing. Idempotent
+# and quiet when everything is present, so the Makefile runs it before every
+# build. Needs root (or sudo) only when something is missing.
+#
+#   deps.sh          what `make` and `make run` need
+#   deps.sh test     also what `make test` needs (Node.js and npm for the
+#                    integration tests' pinned packages, curl)
+#   deps.sh bench    also what `make bench` needs (wrk, curl)
 set -eu
 
 PACKAGES="gcc make pkg-config libmicrohttpd-dev libjansson-dev libuv1-dev libsqlite3-dev libcmocka-dev"
+case "${1:-}" in
+test)
+	PACKAGES="$PACKAGES curl"
+	# Node.js may come from elsewhere (nodesource); only install Debian's
+	# when there is none at all.
+	command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs"
+	command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES npm"
+	;;
+bench) PACKAGES="$PACKAGES wrk curl" ;;
+"") ;;
+*)
+	echo "deps: unknown group '$1' (allowed: test, bench)" >&2
+	exit 2
+	;;
+esac
 
 missing=""
 for p in $PACKAGES; do

@@ -15,6 +15,9 @@ int cli_evaluate(int argc, char **argv);
 /* `starforge generate KIND ...`: one generation job, its result as JSON. */
 int cli_generate(int argc, char **argv);
 
+/* `starforge serve ...`: the HTTP service, until SIGTERM or SIGINT. */
+int cli_serve(int argc, char **argv);
+
 /*
  * Option parsing shared by the subcommands. cli_option() matches argv[*i]
  * against "--name value" and "--name=value"; on a match it stores the value,

@@ -1,0 +1,446 @@
+/*
+ * http.c - libmicrohttpd in external epoll mode on the libuv loop; see
+ * http.h for the design.
+ *
+ * Life of a request: MHD calls on_access first with the headers (we
+ * allocate the http_req), then with each piece of body (appended, or
+ * counted and dropped once over the limit), then with no data: the request
+ * is complete and is dispatched. If the application has not answered by
+ * then the connection is suspended; http_respond() stores the response and
+ * resumes it, and MHD calls on_access again, where the stored response is
+ * queued. on_completed reports the outcome and frees the request.
+ */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+struct http_server {
+	uv_loop_t *loop;
+	struct MHD_Daemon *mhd;
+	uv_poll_t poll;
+	uv_timer_t timer;
+	http_config cfg;
+	int port;
+	unsigned open;
+	int closing, handles_open;
+	void (*on_closed)(void *arg);
+	void *closed_arg;
+};
+
+typedef struct decoded {
+	struct decoded *next;
+	char text[];
+} decoded;
+
+struct http_req {
+	http_server *srv;
+	decoded *decoded; /* query values decoded for the application */
+	struct MHD_Connection *conn;
+	char *method, *path;
+	char *body;
+	size_t len, cap;
+	int too_large;
+	int dispatched, suspended;
+	struct MHD_Response *response; /* ready to queue */
+	int status;
+	double started;
+	void *user;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- driving MHD from the loop ---- */
+
+static void run_mhd(http_server *s);
+
+static void on_timer(uv_timer_t *t)
+{
+	run_mhd(t->data);
+}
+
+static void on_poll(uv_poll_t *p, int status, int events)
+{
+	(void)status;
+	(void)events;
+	run_mhd(p->data);
+}
+
+/* Lets MHD do its work, then re-arms the timer from MHD's own timeout. */
+static void run_mhd(http_server *s)
+{
+	if (!s->mhd)
+		return;
+	MHD_run(s->mhd);
+	MHD_UNSIGNED_LONG_LONG ms;
+	if (MHD_get_timeout(s->mhd, &ms) == MHD_YES)
+		uv_timer_start(&s->timer, on_timer, ms > 60000 ? 60000 : (uint64_t)ms, 0);
+	else
+		uv_timer_stop(&s->timer);
+}
+
+/* ---- MHD callbacks ---- */
+
+static void queue_ready(http_req *r)
+{
+	MHD_queue_response(r->conn, (unsigned)r->status, r->response);
+	MHD_destroy_response(r->response);
+	r->response = NULL;
+}
+
+static int append_body(http_req *r, const char *data, size_t n)
+{
+	if (r->too_large || r->len + n > r->srv->cfg.max_body) {
+		r->too_large = 1;
+		return 0;
+	}
+	if (r->len + n + 1 > r->cap) {
+		size_t cap = r->cap ? r->cap : 1024;
+		while (cap < r->len + n + 1)
+			cap *= 2;
+		char *b = realloc(r->body, cap);
+		if (!b)
+			return -1;
+		r->body = b;
+		r->cap = cap;
+	}
+	memcpy(r->body + r->len, data, n);
+	r->len += n;
+	r->body[r->len] = '\0';
+	return 0;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
+				 const char *method, const char *version, const char *upload_data,
+				 size_t *upload_size, void **con_cls)
+{
+	(void)version;
+	http_server *s = cls;
+	http_req *r = *con_cls;
+	if (!r) {
+		r = calloc(1, sizeof *r);
+		if (!r)
+			return MHD_NO;
+		r->srv = s;
+		r->conn = conn;
+		r->method = strdup(method);
+		r->path = strdup(url);
+		r->started = now_s();
+		r->status = 0;
+		*con_cls = r;
+		if (!r->method || !r->path)
+			return MHD_NO;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (append_body(r, upload_data, *upload_size) < 0)
+			return MHD_NO;
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (r->response) {
+		queue_ready(r);
+		return MHD_YES;
+	}
+	if (r->dispatched)
+		return MHD_YES;
+	r->dispatched = 1;
+	if (r->too_large) {
+		static const char body[] =
+			"{\"type\":\"https://starforge.dev/problems/body-too-large\","
+			"\"title\":\"Request body too large\",\"status\":413,"
+			"\"detail\":\"the request body is over the limit\"}";
+		http_respond(r, 413, "application/problem+json", body, sizeof body - 1, NULL);
+	} else {
+		s->cfg.dispatch(s->cfg.app, r);
+	}
+	if (r->response) {
+		queue_ready(r);
+	} else if (!r->status) {
+		r->suspended = 1;
+		MHD_suspend_connection(conn);
+	}
+	return MHD_YES;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode code)
+{
+	(void)conn;
+	(void)code;
+	http_server *s = cls;
+	http_req *r = *con_cls;
+	if (!r)
+		return;
+	if (s->cfg.done)
+		s->cfg.done(s->cfg.app, r, r->status, now_s() - r->started);
+	if (r->response)
+		MHD_destroy_response(r->response);
+	while (r->decoded) {
+		decoded *d = r->decoded;
+		r->decoded = d->next;
+		free(d);
+	}
+	free(r->method);
+	free(r->path);
+	free(r->body);
+	free(r);
+	*con_cls = NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	(void)conn;
+	(void)socket_context;
+	http_server *s = cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+		s->open++;
+	else if (s->open)
+		s->open--;
+}
+
+/*
+ * MHD percent-decodes the path before the application sees it, which would
+ * turn "a%2Fb" into two segments and decode "%2548" twice. Keep the text
+ * as sent: routes.c decodes path segments, http_req_query() query values.
+ */
+static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
+{
+	(void)cls;
+	(void)conn;
+	return strlen(s);
+}
+
+/* ---- the server ---- */
+
+http_server *http_server_new(uv_loop_t *loop, const http_config *cfg, sf_err *err)
+{
+	struct sockaddr_in addr;
+	memset(&addr, 0, sizeof addr);
+	addr.sin_family = AF_INET;
+	addr.sin_port = htons((uint16_t)cfg->port);
+	if (cfg->port < 0 || cfg->port > 65535 ||
+	    inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
+		sf_err_set(err, SF_EINVAL, "listen address '%s:%d' is not an IPv4 address and port",
+			   cfg->host, cfg->port);
+		return NULL;
+	}
+	http_server *s = calloc(1, sizeof *s);
+	if (!s) {
+		sf_err_set(err, SF_ENOMEM, "out of memory starting the HTTP server");
+		return NULL;
+	}
+	s->loop = loop;
+	s->cfg = *cfg;
+	s->mhd = MHD_start_daemon(
+		MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, (uint16_t)cfg->port,
+		NULL, NULL, on_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+		on_connection, s, MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit,
+		MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
+		MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_END);
+	if (!s->mhd) {
+		sf_err_set(err, SF_ESYS, "cannot listen on %s:%d (in use, or not permitted)",
+			   cfg->host, cfg->port);
+		free(s);
+		return NULL;
+	}
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	s->port = info ? info->port : cfg->port;
+	info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	if (!info || uv_poll_init(loop, &s->poll, info->epoll_fd) ||
+	    uv_timer_init(loop, &s->timer)) {
+		sf_err_set(err, SF_ESYS, "cannot watch the HTTP server's events");
+		MHD_stop_daemon(s->mhd);
+		free(s);
+		return NULL;
+	}
+	s->handles_open = 2;
+	s->poll.data = s;
+	s->timer.data = s;
+	uv_poll_start(&s->poll, UV_READABLE, on_poll);
+	run_mhd(s);
+	return s;
+}
+
+int http_server_port(const http_server *s)
+{
+	return s->port;
+}
+
+unsigned http_server_connections(const http_server *s)
+{
+	return s->open;
+}
+
+void http_server_quiesce(http_server *s)
+{
+	if (!s->mhd)
+		return;
+	MHD_socket fd = MHD_quiesce_daemon(s->mhd);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+	http_server *s = h->data;
+	if (--s->handles_open)
+		return;
+	void (*cb)(void *) = s->on_closed;
+	void *arg = s->closed_arg;
+	free(s);
+	if (cb)
+		cb(arg);
+}
+
+void http_server_close(http_server *s, void (*on_closed)(void *arg), void *arg)
+{
+	s->on_closed = on_closed;
+	s->closed_arg = arg;
+	uv_poll_stop(&s->poll);
+	uv_timer_stop(&s->timer);
+	if (s->mhd) {
+		MHD_stop_daemon(s->mhd);
+		s->mhd = NULL;
+	}
+	uv_close((uv_handle_t *)&s->poll, on_handle_closed);
+	uv_close((uv_handle_t *)&s->timer, on_handle_closed);
+}
+
+/* ---- requests ---- */
+
+const char *http_req_method(const http_req *r)
+{
+	return r->method;
+}
+
+const char *http_req_path(const http_req *r)
+{
+	return r->path;
+}
+
+static int hex_value(char c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
+/*
+ * A query value as the application should see it: '+' is a space and %XX
+ * a byte; a bad escape is kept as written. Copies live until the request
+ * is done.
+ */
+static const char *decode_query(http_req *r, const char *raw)
+{
+	size_t n = strlen(raw);
+	decoded *d = malloc(sizeof *d + n + 1);
+	if (!d)
+		return NULL;
+	char *o = d->text;
+	for (size_t i = 0; i < n; i++) {
+		int hi, lo;
+		if (raw[i] == '+') {
+			*o++ = ' ';
+		} else if (raw[i] == '%' && i + 2 < n + 1 && (hi = hex_value(raw[i + 1])) >= 0 &&
+			   (lo = hex_value(raw[i + 2])) >= 0 && (hi | lo)) {
+			*o++ = (char)(hi << 4 | lo);
+			i += 2;
+		} else {
+			*o++ = raw[i];
+		}
+	}
+	*o = '\0';
+	d->next = r->decoded;
+	r->decoded = d;
+	return d->text;
+}
+
+const char *http_req_query(const http_req *r, const char *key)
+{
+	/* Keys are compared as sent; every key this service uses is plain ASCII. */
+	const char *raw = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+	return raw ? decode_query((http_req *)r, raw) : NULL;
+}
+
+const char *http_req_header(const http_req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+typedef struct each_ctx {
+	http_req *r;
+	void (*fn)(void *arg, const char *key, const char *value);
+	void *arg;
+} each_ctx;
+
+static enum MHD_Result each_value(void *cls, enum MHD_ValueKind kind, const char *key,
+				  const char *value)
+{
+	(void)kind;
+	each_ctx *c = cls;
+	const char *k = decode_query(c->r, key), *v = decode_query(c->r, value ? value : "");
+	if (k && v)
+		c->fn(c->arg, k, v);
+	return MHD_YES;
+}
+
+int http_req_each_query(const http_req *r,
+			void (*fn)(void *arg, const char *key, const char *value), void *arg)
+{
+	each_ctx c = { (http_req *)r, fn, arg };
+	return MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, each_value, &c);
+}
+
+const char *http_req_body(const http_req *r, size_t *len)
+{
+	*len = r->len;
+	return r->body ? r->body : "";
+}
+
+void http_req_set_user(http_req *r, void *user)
+{
+	r->user = user;
+}
+
+void *http_req_user(const http_req *r)
+{
+	return r->user;
+}
+
+void http_respond(http_req *r, int status, const char *content_type, const char *body, size_t len,
+		  const char *const *headers)
+{
+	if (r->status)
+		return; /* answered already */
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	if (!resp)
+		return; /* out of memory: MHD will close the connection */
+	if (content_type)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	for (size_t i = 0; headers && headers[i]; i += 2)
+		MHD_add_response_header(resp, headers[i], headers[i + 1]);
+	r->status = status;
+	r->response = resp;
+	if (r->suspended) {
+		r->suspended = 0;
+		MHD_resume_connection(r->conn);
+		/* MHD only notices a resumed connection on its next run. */
+		uv_timer_start(&r->srv->timer, on_timer, 0, 0);
+	}
+}

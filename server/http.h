@@ -1,0 +1,99 @@
+/*
+ * http.h - the HTTP front: libmicrohttpd driven by the service's libuv loop.
+ *
+ * MHD runs in "external" mode with its own epoll set; the loop watches that
+ * epoll fd with a uv_poll and calls MHD_run when it is readable, and a
+ * uv_timer re-armed from MHD_get_timeout covers MHD's timeouts. So every
+ * MHD callback, and every handler, runs on the loop thread, the thread that
+ * owns the service's state: no locks around it.
+ *
+ * A request reaches the application once, complete (headers and body,
+ * within the body limit), through the dispatch callback. The handler
+ * answers with http_respond() at once, or later: a request not answered
+ * when dispatch returns is suspended (MHD_suspend_connection) and resumed by
+ * the http_respond() that eventually comes, typically from a worker's
+ * after-work callback on the loop thread. A suspended connection costs no
+ * thread and no polling.
+ */
+#ifndef SF_HTTP_H
+#define SF_HTTP_H
+
+#include <stddef.h>
+#include <uv.h>
+
+#include "../core/err.h"
+
+typedef struct http_server http_server;
+typedef struct http_req http_req;
+
+/* Called on the loop thread with each complete request. */
+typedef void (*http_dispatch_fn)(void *app, http_req *req);
+/* Called on the loop thread when a request is done (response sent or connection lost). */
+typedef void (*http_done_fn)(void *app, http_req *req, int status, double seconds);
+
+typedef struct http_config {
+	const char *host; /* numeric IPv4 address to bind, e.g. "127.0.0.1" */
+	int port;         /* 0: any free port (see http_server_port) */
+	size_t max_body;  /* bodies above this get 413 without reaching the app */
+	unsigned connection_limit;
+	unsigned connection_timeout_s;
+	http_dispatch_fn dispatch;
+	http_done_fn done;
+	void *app;
+} http_config;
+
+/*
+ * Binds and starts serving on `loop`. Returns NULL with `err` set when the
+ * address is bad or cannot be bound (message names it).
+ */
+http_server *http_server_new(uv_loop_t *loop, const http_config *cfg, sf_err *err);
+
+/* The bound port. */
+int http_server_port(const http_server *s);
+
+/* Stops accepting new connections; requests in flight continue. */
+void http_server_quiesce(http_server *s);
+
+/* Connections currently open. */
+unsigned http_server_connections(const http_server *s);
+
+/*
+ * Stops MHD and closes the loop handles; `on_closed` runs on the loop thread
+ * once the handles are closed, after which `s` is freed. Suspended requests
+ * are dropped.
+ */
+void http_server_close(http_server *s, void (*on_closed)(void *arg), void *arg);
+
+/* The request line. The path excludes the query string; HEAD is reported as is. */
+const char *http_req_method(const http_req *r);
+const char *http_req_path(const http_req *r);
+
+/* A query argument (decoded) or header value; NULL when absent. */
+const char *http_req_query(const http_req *r, const char *key);
+const char *http_req_header(const http_req *r, const char *name);
+
+/*
+ * Calls fn(arg, key, value) for every query argument in order; returns the
+ * number of arguments seen.
+ */
+int http_req_each_query(const http_req *r,
+			void (*fn)(void *arg, const char *key, const char *value), void *arg);
+
+/* The body (NUL-terminated; may contain NULs) and its length. */
+const char *http_req_body(const http_req *r, size_t *len);
+
+/* Application data attached to the request (e.g. the route name), and the
+ * value given to the last http_req_set_user(). */
+void http_req_set_user(http_req *r, void *user);
+void *http_req_user(const http_req *r);
+
+/*
+ * Answers `r` with `status`, `content_type` and a copy of body[0..len-1],
+ * plus extra headers given as name, value pairs ended by NULL (headers may be
+ * NULL). Exactly once per request; valid until the request is done. Safe to
+ * call from dispatch or later on the loop thread.
+ */
+void http_respond(http_req *r, int status, const char *content_type, const char *body, size_t len,
+		  const char *const *headers);
+
+#endif

@@ -1,0 +1,675 @@
+/*
+ * jobs.c - the job scheduler and the /v1/jobs handlers.
+ *
+ * Who runs where. Everything here runs on the loop thread except job_work(),
+ * which runs a kind's generator on libuv's thread pool. A job is durable
+ * (a row in the store) before its 202 is sent; in memory it is a job_rt on
+ * the FIFO queue, then on the running list. At most cfg.workers jobs run at
+ * once: jobs_pump() starts queued ones as slots free up.
+ *
+ * How results come back. The generator reports progress from its worker
+ * through job_progress(): it stores the latest generation under the job's
+ * mutex and wakes the loop with uv_async_send (coalesced by libuv); the loop
+ * copies it into the job, where GET /v1/jobs/{id} reads it. When the
+ * generator returns, job_after() (loop thread) stores the levels and the
+ * outcome in one transaction.
+ *
+ * Stopping. DELETE raises the job's atomic cancel flag (a queued job is
+ * cancelled at once); the generator stops at its next generation. At
+ * shutdown the same flag is raised with reason "shutdown", and a job that
+ * stops for that reason goes back to queued in the store, to run again after
+ * a restart with the same seed and so the same result.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/kinds.h"
+#include "../core/sha256.h"
+#include "service.h"
+
+#define SEED_MAX 9007199254740991ULL /* 2^53 - 1: exact in every JSON client */
+
+enum { CANCEL_NONE, CANCEL_USER, CANCEL_SHUTDOWN };
+
+struct job_rt {
+	service *svc;
+	char id[40];
+	const sf_kind *kind;
+	void *params;
+	uint64_t seed;
+	double queued_at, started_at;
+	atomic_int cancel;
+	int cancel_reason;
+	uv_work_t work;
+	json_t *result;
+	sf_err err;
+	uv_mutex_t mu; /* guards latest and dirty, written by the worker */
+	ga_generation latest;
+	int dirty;
+	ga_generation shown; /* loop thread's copy */
+	job_rt *next, *prev;
+};
+
+static double mono_s(void)
+{
+	return (double)uv_hrtime() * 1e-9;
+}
+
+static void log_job(const job_rt *j, const char *transition, const char *detail)
+{
+	fprintf(stderr, "job %s %s kind=%s seed=%llu%s%s\n", j->id, transition, j->kind->name,
+		(unsigned long long)j->seed, detail ? " " : "", detail ? detail : "");
+}
+
+/* ---- the runtime list and queue ---- */
+
+static job_rt *job_rt_new(service *svc, const char *id, const sf_kind *kind, void *params,
+			  uint64_t seed)
+{
+	job_rt *j = calloc(1, sizeof *j);
+	if (!j)
+		return NULL;
+	if (uv_mutex_init(&j->mu)) {
+		free(j);
+		return NULL;
+	}
+	j->svc = svc;
+	snprintf(j->id, sizeof j->id, "%s", id);
+	j->kind = kind;
+	j->params = params;
+	j->seed = seed;
+	j->queued_at = mono_s();
+	atomic_init(&j->cancel, 0);
+	return j;
+}
+
+static void job_rt_free(job_rt *j)
+{
+	if (!j)
+		return;
+	if (j->params)
+		j->kind->params_free(j->params);
+	json_decref(j->result);
+	uv_mutex_destroy(&j->mu);
+	free(j);
+}
+
+static void queue_push(service *svc, job_rt *j)
+{
+	j->next = NULL;
+	j->prev = svc->queue_tail;
+	if (svc->queue_tail)
+		svc->queue_tail->next = j;
+	else
+		svc->queue_head = j;
+	svc->queue_tail = j;
+	svc->queued++;
+}
+
+static void queue_remove(service *svc, job_rt *j)
+{
+	if (j->prev)
+		j->prev->next = j->next;
+	else
+		svc->queue_head = j->next;
+	if (j->next)
+		j->next->prev = j->prev;
+	else
+		svc->queue_tail = j->prev;
+	j->next = j->prev = NULL;
+	svc->queued--;
+}
+
+static void running_add(service *svc, job_rt *j)
+{
+	j->prev = NULL;
+	j->next = svc->running;
+	if (svc->running)
+		svc->running->prev = j;
+	svc->running = j;
+	svc->nrunning++;
+}
+
+static void running_remove(service *svc, job_rt *j)
+{
+	if (j->prev)
+		j->prev->next = j->next;
+	else
+		svc->running = j->next;
+	if (j->next)
+		j->next->prev = j->prev;
+	j->next = j->prev = NULL;
+	svc->nrunning--;
+}
+
+static job_rt *find_in(job_rt *list, const char *id)
+{
+	for (; list; list = list->next)
+		if (!strcmp(list->id, id))
+			return list;
+	return NULL;
+}
+
+/* ---- running a job ---- */
+
+static void job_progress(void *arg, const ga_generation *gen)
+{
+	job_rt *j = arg;
+	uv_mutex_lock(&j->mu);
+	j->latest = *gen;
+	j->dirty = 1;
+	uv_mutex_unlock(&j->mu);
+	uv_async_send(&j->svc->progress_async);
+}
+
+void jobs_on_progress(uv_async_t *a)
+{
+	service *svc = a->data;
+	for (job_rt *j = svc->running; j; j = j->next) {
+		uv_mutex_lock(&j->mu);
+		if (j->dirty) {
+			j->shown = j->latest;
+			j->dirty = 0;
+		}
+		uv_mutex_unlock(&j->mu);
+	}
+}
+
+static void job_work(uv_work_t *w)
+{
+	job_rt *j = w->data;
+	sf_gen_opts opts = { .seed = j->seed,
+			     .threads = j->svc->cfg.job_threads,
+			     .progress = job_progress,
+			     .progress_arg = j,
+			     .cancel = &j->cancel };
+	j->result = j->kind->generate(j->params, &opts, &j->err);
+}
+
+/*
+ * The values clients filter levels on, taken from the level document
+ * itself so that no kind needs server code: every scalar of `puzzle` and
+ * every number of `stats`. Numbers also get their text form, so that
+ * `?length=16` matches by text and `?min_length=16` by number.
+ */
+static void level_tags(const json_t *level, store_level *out, char text[8][32])
+{
+	const char *key;
+	json_t *v;
+	const char *sections[] = { "puzzle", "stats" };
+	for (int s = 0; s < 2; s++) {
+		json_object_foreach(json_object_get(level, sections[s]), key, v)
+		{
+			if (out->ntags == 8)
+				return;
+			int i = out->ntags;
+			if (json_is_number(v)) {
+				out->tag_num[i] = json_number_value(v);
+				snprintf(text[i], 32, "%.17g", out->tag_num[i]);
+				out->tag_text[i] = text[i];
+			} else if (s == 0 && json_is_string(v)) {
+				out->tag_text[i] = json_string_value(v);
+				out->tag_num[i] = 0;
+			} else {
+				continue;
+			}
+			out->tag_name[i] = key;
+			out->ntags++;
+		}
+	}
+}
+
+static int store_levels(service *svc, job_rt *j, sf_err *err)
+{
+	json_t *levels = json_object_get(j->result, "levels");
+	size_t n = json_array_size(levels);
+	store_level *sl = calloc(n + 1, sizeof *sl);
+	char **docs = calloc(n + 1, sizeof *docs);
+	char(*text)[8][32] = calloc(n + 1, sizeof *text);
+	int rc = 0;
+	if (!sl || !docs || !text) {
+		rc = sf_err_set(err, SF_ENOMEM, "out of memory storing levels");
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *lv = json_array_get(levels, i);
+		docs[i] = json_dumps(lv, JSON_COMPACT);
+		if (!docs[i]) {
+			rc = sf_err_set(err, SF_ENOMEM, "out of memory storing levels");
+			goto done;
+		}
+		sl[i].id = json_string_value(json_object_get(lv, "id"));
+		sl[i].kind = j->kind->name;
+		sl[i].doc = docs[i];
+		level_tags(lv, &sl[i], text[i]);
+	}
+	rc = store_job_succeeded(svc->db, j->id, sl, (int)n, err);
+done:
+	for (size_t i = 0; docs && i < n; i++)
+		free(docs[i]);
+	free(docs);
+	free(sl);
+	free(text);
+	return rc;
+}
+
+static void jobs_pump(service *svc);
+
+static void job_after(uv_work_t *w, int status)
+{
+	(void)status;
+	job_rt *j = w->data;
+	service *svc = j->svc;
+	running_remove(svc, j);
+	metrics_job_run(svc->metrics, mono_s() - j->started_at);
+	sf_err err = { 0 };
+	int rc = 0;
+	const char *outcome =
+		j->result ? json_string_value(json_object_get(j->result, "status")) : NULL;
+	char detail[320];
+	/* The last progress the generator reported becomes the job's record. */
+	uv_mutex_lock(&j->mu);
+	if (j->dirty)
+		j->shown = j->latest;
+	uv_mutex_unlock(&j->mu);
+	if (j->shown.generations && store_job_progress(svc->db, j->id, j->shown.generation,
+						       j->shown.generations, j->shown.best, &err))
+		fprintf(stderr, "job %s: store: %s\n", j->id, err.msg);
+	if (!j->result) {
+		rc = store_job_failed(svc->db, j->id, j->err.msg, &err);
+		snprintf(detail, sizeof detail, "error=\"%s\"", j->err.msg);
+		log_job(j, "failed", detail);
+	} else if (outcome && !strcmp(outcome, "completed")) {
+		rc = store_levels(svc, j, &err);
+		snprintf(detail, sizeof detail, "levels=%zu",
+			 json_array_size(json_object_get(j->result, "levels")));
+		log_job(j, rc ? "failed" : "succeeded", rc ? err.msg : detail);
+		if (rc) {
+			sf_err e2;
+			store_job_failed(svc->db, j->id, err.msg, &e2);
+		}
+	} else if (j->cancel_reason == CANCEL_SHUTDOWN) {
+		rc = store_job_requeue(svc->db, j->id, &err);
+		log_job(j, "requeued", "reason=shutdown");
+	} else if (j->cancel_reason == CANCEL_USER) {
+		rc = store_job_cancelled(svc->db, j->id, &err);
+		log_job(j, "cancelled", NULL);
+	} else {
+		rc = store_job_failed(svc->db, j->id, "the job stopped before completing", &err);
+		log_job(j, "failed", outcome);
+	}
+	if (rc)
+		fprintf(stderr, "job %s: store: %s\n", j->id, err.msg);
+	job_rt_free(j);
+	jobs_pump(svc);
+}
+
+/* Starts queued jobs while there are free workers. */
+static void jobs_pump(service *svc)
+{
+	while (!svc->stopping && svc->nrunning < svc->cfg.workers && svc->queue_head) {
+		job_rt *j = svc->queue_head;
+		queue_remove(svc, j);
+		sf_err err;
+		if (store_job_started(svc->db, j->id, &err)) {
+			fprintf(stderr, "job %s: store: %s\n", j->id, err.msg);
+			job_rt_free(j);
+			continue;
+		}
+		j->started_at = mono_s();
+		metrics_job_wait(svc->metrics, j->started_at - j->queued_at);
+		running_add(svc, j);
+		j->work.data = j;
+		log_job(j, "running", NULL);
+		if (uv_queue_work(svc->loop, &j->work, job_work, job_after)) {
+			running_remove(svc, j);
+			store_job_failed(svc->db, j->id, "the worker pool refused the job", &err);
+			job_rt_free(j);
+		}
+	}
+	if (svc->stopping && !svc->nrunning)
+		service_stop(svc); /* finishes the stop once the last job is back */
+}
+
+void jobs_stop_all(service *svc)
+{
+	for (job_rt *j = svc->running; j; j = j->next) {
+		j->cancel_reason = CANCEL_SHUTDOWN;
+		atomic_store(&j->cancel, 1);
+	}
+}
+
+int jobs_resume_pending(service *svc, sf_err *err)
+{
+	char(*ids)[40] = NULL;
+	size_t n = 0;
+	int rc = store_pending_jobs(svc->db, &ids, &n, err);
+	for (size_t i = 0; !rc && i < n; i++) {
+		store_job job = { 0 };
+		if (store_get_job(svc->db, ids[i], &job, err) != 1)
+			continue;
+		const sf_kind *kind = sf_kind_find(job.kind);
+		json_t *pj = json_loads(job.params ? job.params : "{}", 0, NULL);
+		sf_err perr = { 0 };
+		void *params = kind ? kind->params_parse(pj, &perr) : NULL;
+		json_decref(pj);
+		job_rt *j = params ? job_rt_new(svc, job.id, kind, params, job.seed) : NULL;
+		if (!j) {
+			/* A job this binary cannot run any more fails visibly. */
+			if (params)
+				kind->params_free(params);
+			store_job_failed(svc->db, job.id,
+					 kind ? perr.msg : "unknown kind after an upgrade", err);
+		} else {
+			queue_push(svc, j);
+			log_job(j, "queued", "reason=restart");
+		}
+		store_job_clear(&job);
+	}
+	free(ids);
+	if (!rc)
+		jobs_pump(svc);
+	return rc;
+}
+
+/* ---- JSON ---- */
+
+static json_t *job_json(service *svc, const store_job *job)
+{
+	char created[32], started[32], finished[32];
+	service_format_time(job->created_ms, created);
+	service_format_time(job->started_ms, started);
+	service_format_time(job->finished_ms, finished);
+	ga_generation g = { .generation = job->generation,
+			    .generations = job->generations,
+			    .best = job->best };
+	job_rt *live = job->state == JOB_RUNNING ? find_in(svc->running, job->id) : NULL;
+	if (live)
+		g = live->shown;
+	json_t *params = json_loads(job->params ? job->params : "{}", 0, NULL);
+	json_t *levels = job->level_ids ? json_loads(job->level_ids, 0, NULL) : NULL;
+	json_t *doc = json_pack(
+		"{s:s, s:s, s:I, s:o, s:s, s:{s:i, s:i, s:f}, s:s, s:o, s:o, s:o, s:o}", "id",
+		job->id, "kind", job->kind, "seed", (json_int_t)job->seed, "params",
+		params ? params : json_object(), "state", job_state_name(job->state), "progress",
+		"generation", g.generation, "of", g.generations, "best", g.best, "created_at",
+		created, "started_at", job->started_ms ? json_string(started) : json_null(),
+		"finished_at", job->finished_ms ? json_string(finished) : json_null(), "error",
+		job->error ? json_string(job->error) : json_null(), "level_ids",
+		levels ? levels : json_array());
+	return doc;
+}
+
+static void respond_job(service *svc, http_req *r, int status, const char *id)
+{
+	store_job job = { 0 };
+	sf_err err = { 0 };
+	int found = store_get_job(svc->db, id, &job, &err);
+	if (found < 0) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
+		return;
+	}
+	if (!found) {
+		respond_problem(r, 404, "not-found", "No such job", NULL, "no job with id '%s'",
+				id);
+		return;
+	}
+	char location[64];
+	snprintf(location, sizeof location, "/v1/jobs/%s", job.id);
+	const char *headers[] = { "Cache-Control", "no-store", "Location", location, NULL };
+	respond_json(r, status, job_json(svc, &job), headers);
+	store_job_clear(&job);
+}
+
+/* ---- handlers ---- */
+
+static int random_bytes(uint8_t *buf, size_t n)
+{
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t got = 0;
+	while (got < n) {
+		ssize_t k = read(fd, buf + got, n - got);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	close(fd);
+	return got == n ? 0 : -1;
+}
+
+void jobs_submit(service *svc, http_req *r, const route_match *m)
+{
+	(void)m;
+	size_t len;
+	const char *body = http_req_body(r, &len);
+	json_error_t jerr;
+	json_t *req = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!req) {
+		respond_problem(r, 400, "invalid-json", "Malformed JSON", NULL,
+				"the body is not valid JSON: %s (line %d, column %d)", jerr.text,
+				jerr.line, jerr.column);
+		return;
+	}
+	const char *key;
+	json_t *v;
+	if (!json_is_object(req)) {
+		respond_problem(r, 400, "invalid-request", "Invalid job request", NULL,
+				"the body must be a JSON object with kind, params and seed");
+		goto out;
+	}
+	json_object_foreach(req, key, v)
+	{
+		if (strcmp(key, "kind") && strcmp(key, "params") && strcmp(key, "seed")) {
+			respond_problem(r, 400, "invalid-request", "Invalid job request", NULL,
+					"unknown field '%s' (allowed: kind, params, seed)", key);
+			goto out;
+		}
+	}
+	json_t *kj = json_object_get(req, "kind"), *pj = json_object_get(req, "params");
+	json_t *sj = json_object_get(req, "seed");
+	if (!json_is_string(kj)) {
+		respond_problem(r, 400, "invalid-request", "Invalid job request", NULL,
+				"kind must be a string naming a level kind (allowed: lattice)");
+		goto out;
+	}
+	if (pj && !json_is_object(pj)) {
+		respond_problem(r, 400, "invalid-request", "Invalid job request", NULL,
+				"params must be a JSON object");
+		goto out;
+	}
+	if (sj && (!json_is_integer(sj) || json_integer_value(sj) < 0 ||
+		   (uint64_t)json_integer_value(sj) > SEED_MAX)) {
+		respond_problem(r, 400, "invalid-request", "Invalid job request", NULL,
+				"seed must be an integer in 0..%llu", (unsigned long long)SEED_MAX);
+		goto out;
+	}
+	const sf_kind *kind = sf_kind_find(json_string_value(kj));
+	if (!kind) {
+		respond_problem(r, 422, "unknown-kind", "Unknown level kind", NULL,
+				"kind '%s' is unknown (allowed: lattice)", json_string_value(kj));
+		goto out;
+	}
+	sf_err err = { 0 };
+	void *params = kind->params_parse(pj, &err);
+	if (!params) {
+		respond_problem(r, 422, "invalid-params", "Invalid parameters", NULL, "%s",
+				err.msg);
+		goto out;
+	}
+	if (svc->stopping) {
+		kind->params_free(params);
+		respond_problem(r, 503, "stopping", "Service stopping", NULL,
+				"the service is shutting down; retry against its successor");
+		goto out;
+	}
+
+	/* Idempotency: the same key and body return the same job. */
+	const char *idem = http_req_header(r, "Idempotency-Key");
+	if (idem && (!*idem || strlen(idem) > 200)) {
+		kind->params_free(params);
+		respond_problem(r, 400, "invalid-request", "Invalid job request", NULL,
+				"Idempotency-Key must be 1..200 characters");
+		goto out;
+	}
+	char hash[65] = "";
+	if (idem) {
+		char *canon = json_dumps(req, JSON_COMPACT | JSON_SORT_KEYS);
+		uint8_t d[SHA256_DIGEST_LEN];
+		sha256(canon ? canon : "", canon ? strlen(canon) : 0, d);
+		sha256_hex(d, SHA256_DIGEST_LEN, hash);
+		free(canon);
+	}
+	if (svc->queued >= svc->cfg.max_queue) {
+		kind->params_free(params);
+		const char *h[] = { "Retry-After", "5", NULL };
+		respond_problem(r, 429, "queue-full", "Queue full", h,
+				"%d jobs are waiting, the limit; retry later", svc->queued);
+		goto out;
+	}
+
+	uint8_t rnd[SHA256_DIGEST_LEN];
+	if (random_bytes(rnd, sizeof rnd)) {
+		kind->params_free(params);
+		respond_problem(r, 500, "internal", "Internal error", NULL,
+				"no randomness for a job id");
+		goto out;
+	}
+	store_job job = { 0 };
+	memcpy(job.id, "job_", 4);
+	sha256_hex(rnd, 16, job.id + 4);
+	uint64_t seed = 0;
+	for (int i = 16; i < 24; i++)
+		seed = seed << 8 | rnd[i];
+	job.seed = sj ? (uint64_t)json_integer_value(sj) : seed & SEED_MAX;
+	job.kind = strdup(kind->name); /* malloc'ed: the store may free and refill them */
+	job.params = pj ? json_dumps(pj, JSON_COMPACT) : strdup("{}");
+	job.state = JOB_QUEUED;
+	int existing = 0;
+	int rc = job.params && job.kind ? store_insert_job(svc->db, &job, idem, idem ? hash : NULL,
+							   &existing, &err)
+					: sf_err_set(&err, SF_ENOMEM, "out of memory");
+	char id[40];
+	snprintf(id, sizeof id, "%s", job.id);
+	store_job_clear(&job);
+	if (rc == SF_EINVAL) {
+		kind->params_free(params);
+		respond_problem(r, 422, "idempotency-key-reused", "Idempotency-Key reused", NULL,
+				"%s", err.msg);
+		goto out;
+	}
+	if (rc) {
+		kind->params_free(params);
+		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
+		goto out;
+	}
+	if (existing) {
+		kind->params_free(params);
+		respond_job(svc, r, 202, id);
+		goto out;
+	}
+	job_rt *j = job_rt_new(svc, id, kind, params,
+			       sj ? (uint64_t)json_integer_value(sj) : seed & SEED_MAX);
+	if (!j) {
+		kind->params_free(params);
+		store_job_failed(svc->db, id, "out of memory", &err);
+		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
+		goto out;
+	}
+	queue_push(svc, j);
+	log_job(j, "queued", NULL);
+	respond_job(svc, r, 202, j->id);
+	jobs_pump(svc);
+out:
+	json_decref(req);
+}
+
+void jobs_get(service *svc, http_req *r, const route_match *m)
+{
+	respond_job(svc, r, 200, route_param(m, "id"));
+}
+
+void jobs_cancel(service *svc, http_req *r, const route_match *m)
+{
+	const char *id = route_param(m, "id");
+	job_rt *q = find_in(svc->queue_head, id);
+	sf_err err = { 0 };
+	if (q) {
+		queue_remove(svc, q);
+		if (store_job_cancelled(svc->db, id, &err))
+			fprintf(stderr, "job %s: store: %s\n", id, err.msg);
+		log_job(q, "cancelled", "while queued");
+		job_rt_free(q);
+		respond_job(svc, r, 200, id);
+		return;
+	}
+	job_rt *run = find_in(svc->running, id);
+	if (run) {
+		run->cancel_reason = CANCEL_USER;
+		atomic_store(&run->cancel, 1);
+		respond_job(svc, r, 202, id); /* stops within one generation */
+		return;
+	}
+	store_job job = { 0 };
+	int found = store_get_job(svc->db, id, &job, &err);
+	if (found == 1)
+		respond_problem(r, 409, "job-finished", "Job already finished", NULL,
+				"job '%s' is %s and can no longer be cancelled", id,
+				job_state_name(job.state));
+	else if (found == 0)
+		respond_problem(r, 404, "not-found", "No such job", NULL, "no job with id '%s'",
+				id);
+	else
+		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
+	store_job_clear(&job);
+}
+
+void jobs_list(service *svc, http_req *r, const route_match *m)
+{
+	(void)m;
+	int page_size;
+	int64_t before;
+	if (service_page_args(r, &page_size, &before))
+		return;
+	const char *state = http_req_query(r, "state"), *kind = http_req_query(r, "kind");
+	int st = -1;
+	if (state && (st = job_state_parse(state)) < 0) {
+		respond_problem(
+			r, 400, "invalid-query", "Invalid query", NULL,
+			"state '%s' is unknown (allowed: queued, running, succeeded, failed, "
+			"cancelled)",
+			state);
+		return;
+	}
+	if (kind && !sf_kind_find(kind)) {
+		respond_problem(r, 400, "invalid-query", "Invalid query", NULL,
+				"kind '%s' is unknown (allowed: lattice)", kind);
+		return;
+	}
+	store_job *jobs = calloc((size_t)page_size + 1, sizeof *jobs);
+	int n = 0;
+	sf_err err = { 0 };
+	if (!jobs || store_list_jobs(svc->db, st, kind, before, page_size + 1, jobs, &n, &err)) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
+		free(jobs);
+		return;
+	}
+	json_t *arr = json_array();
+	for (int i = 0; i < n && i < page_size; i++)
+		json_array_append_new(arr, job_json(svc, &jobs[i]));
+	char token[32];
+	json_t *next = json_null();
+	if (n > page_size) {
+		service_page_token(jobs[page_size - 1].seq, token);
+		next = json_string(token);
+	}
+	for (int i = 0; i < n; i++)
+		store_job_clear(&jobs[i]);
+	free(jobs);
+	const char *h[] = { "Cache-Control", "no-store", NULL };
+	respond_json(r, 200, json_pack("{s:o, s:o}", "jobs", arr, "next_page_token", next), h);
+}

@@ -1,0 +1,159 @@
+/*
+ * levels.c - GET /v1/levels/{id} and GET /v1/levels: stored levels.
+ *
+ * Levels are immutable (the first document stored for an id wins), so a
+ * level's strong ETag is a hash of its bytes and clients and caches may keep
+ * it for a year.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/kinds.h"
+#include "../core/sha256.h"
+#include "service.h"
+
+#define LEVEL_MAX_AGE "public, max-age=31536000, immutable"
+
+/* A strong ETag: the quoted hex of the first 16 bytes of SHA-256 of the body. */
+static void etag_of(const char *body, size_t len, char out[40])
+{
+	uint8_t d[SHA256_DIGEST_LEN];
+	sha256(body, len, d);
+	out[0] = '"';
+	sha256_hex(d, 16, out + 1);
+	out[33] = '"';
+	out[34] = '\0';
+}
+
+/* True when an If-None-Match value lists `etag` (or is "*"). */
+static int etag_matches(const char *inm, const char *etag)
+{
+	if (!inm)
+		return 0;
+	if (!strcmp(inm, "*"))
+		return 1;
+	size_t n = strlen(etag);
+	for (const char *p = strstr(inm, etag); p; p = strstr(p + 1, etag)) {
+		int starts = p == inm || p[-1] == ' ' || p[-1] == ',' ||
+			     (p >= inm + 2 && p[-2] == 'W' && p[-1] == '/');
+		int ends = p[n] == '\0' || p[n] == ',' || p[n] == ' ';
+		if (starts && ends)
+			return 1;
+	}
+	return 0;
+}
+
+void levels_get(service *svc, http_req *r, const route_match *m)
+{
+	const char *id = route_param(m, "id");
+	char *doc = NULL;
+	sf_err err = { 0 };
+	if (store_get_level(svc->db, id, &doc, &err)) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
+		return;
+	}
+	if (!doc) {
+		respond_problem(r, 404, "not-found", "No such level", NULL, "no level with id '%s'",
+				id);
+		return;
+	}
+	size_t len = strlen(doc);
+	char etag[40];
+	etag_of(doc, len, etag);
+	const char *h[] = { "ETag", etag, "Cache-Control", LEVEL_MAX_AGE, NULL };
+	if (etag_matches(http_req_header(r, "If-None-Match"), etag))
+		http_respond(r, 304, NULL, "", 0, h);
+	else
+		http_respond(r, 200, "application/json", doc, len, h);
+	free(doc);
+}
+
+typedef struct filter_ctx {
+	store_filter f[8];
+	int n;
+	const char *bad; /* the first argument we cannot take */
+} filter_ctx;
+
+/* Every query argument other than paging and kind is a filter on a level tag. */
+static void add_filter(void *arg, const char *key, const char *value)
+{
+	filter_ctx *c = arg;
+	if (!strcmp(key, "kind") || !strcmp(key, "page_size") || !strcmp(key, "page_token"))
+		return;
+	if (c->bad)
+		return;
+	if (c->n == 8) {
+		c->bad = key;
+		return;
+	}
+	store_filter *f = &c->f[c->n];
+	memset(f, 0, sizeof *f);
+	if (!strncmp(key, "min_", 4) && key[4]) {
+		char *end;
+		f->min = strtod(value, &end);
+		if (!*value || *end) {
+			c->bad = key;
+			return;
+		}
+		f->name = key + 4;
+		f->has_min = 1;
+	} else {
+		f->name = key;
+		f->text = value;
+	}
+	c->n++;
+}
+
+void levels_list(service *svc, http_req *r, const route_match *m)
+{
+	(void)m;
+	int page_size;
+	int64_t before;
+	if (service_page_args(r, &page_size, &before))
+		return;
+	const char *kind = http_req_query(r, "kind");
+	if (kind && !sf_kind_find(kind)) {
+		respond_problem(r, 400, "invalid-query", "Invalid query", NULL,
+				"kind '%s' is unknown (allowed: lattice)", kind);
+		return;
+	}
+	filter_ctx fc = { .n = 0 };
+	http_req_each_query(r, add_filter, &fc);
+	if (fc.bad) {
+		respond_problem(
+			r, 400, "invalid-query", "Invalid query", NULL,
+			"filter '%s' is not usable (at most 8 filters; min_NAME takes a number)",
+			fc.bad);
+		return;
+	}
+	char **docs = calloc((size_t)page_size + 1, sizeof *docs);
+	int64_t *seqs = calloc((size_t)page_size + 1, sizeof *seqs);
+	int n = 0;
+	sf_err err = { 0 };
+	if (!docs || !seqs ||
+	    store_list_levels(svc->db, kind, fc.f, fc.n, before, page_size + 1, docs, seqs, &n,
+			      &err)) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
+		free(docs);
+		free(seqs);
+		return;
+	}
+	json_t *arr = json_array();
+	for (int i = 0; i < n && i < page_size; i++) {
+		json_t *lv = json_loads(docs[i], 0, NULL);
+		if (lv)
+			json_array_append_new(arr, lv);
+	}
+	json_t *next = json_null();
+	if (n > page_size) {
+		char token[32];
+		service_page_token(seqs[page_size - 1], token);
+		next = json_string(token);
+	}
+	for (int i = 0; i < n; i++)
+		free(docs[i]);
+	free(docs);
+	free(seqs);
+	respond_json(r, 200, json_pack("{s:o, s:o}", "levels", arr, "next_page_token", next), NULL);
+}

@@ -1,0 +1,305 @@
+/*
+ * service.c - `starforge serve`: start-up, the route table, the small
+ * handlers (health, readiness, metrics, the OpenAPI document), response
+ * helpers and a graceful stop.
+ *
+ * Who runs where: see service.h. Stopping: SIGTERM or SIGINT stop new
+ * connections and new jobs, and ask running jobs to stop at their next
+ * generation; when the last one is back in the queue (jobs.c calls
+ * service_stop() again) the HTTP server and the loop's handles close, the
+ * loop runs dry and serve returns 0.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "embedded.h"
+#include "service.h"
+
+/* ---- responses ---- */
+
+void respond_json(http_req *r, int status, json_t *doc, const char *const *headers)
+{
+	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	if (!text) {
+		static const char oom[] = "{\"type\":\"https://starforge.dev/problems/internal\","
+					  "\"title\":\"Internal error\",\"status\":500,"
+					  "\"detail\":\"out of memory writing the response\"}";
+		http_respond(r, 500, "application/problem+json", oom, sizeof oom - 1, NULL);
+		return;
+	}
+	http_respond(r, status, "application/json", text, strlen(text), headers);
+	free(text);
+}
+
+void respond_problem(http_req *r, int status, const char *slug, const char *title,
+		     const char *const *headers, const char *fmt, ...)
+{
+	char detail[512], type[128];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof detail, fmt, ap);
+	va_end(ap);
+	snprintf(type, sizeof type, "https://starforge.dev/problems/%s", slug);
+	json_t *doc = json_pack("{s:s, s:s, s:i, s:s, s:s}", "type", type, "title", title, "status",
+				status, "detail", detail, "instance", http_req_path(r));
+	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	if (text)
+		http_respond(r, status, "application/problem+json", text, strlen(text), headers);
+	else
+		http_respond(r, status, "application/problem+json", "{}", 2, headers);
+	free(text);
+}
+
+int64_t service_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void service_format_time(int64_t ms, char out[32])
+{
+	time_t secs = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&secs, &tm);
+	size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + n, 32 - n, ".%03dZ", (int)(ms % 1000));
+}
+
+/* Page tokens: "p" and the seq in hex, opaque to clients. */
+void service_page_token(int64_t seq, char out[32])
+{
+	snprintf(out, 32, "p%" PRIx64, (uint64_t)seq);
+}
+
+int service_page_args(http_req *r, int *page_size, int64_t *before)
+{
+	const char *ps = http_req_query(r, "page_size"), *pt = http_req_query(r, "page_token");
+	*page_size = 20;
+	*before = 0;
+	if (ps) {
+		char *end;
+		long v = strtol(ps, &end, 10);
+		if (!*ps || *end || ps[0] == '+' || ps[0] == ' ' || v < 1 || v > 100) {
+			respond_problem(r, 400, "invalid-query", "Invalid query", NULL,
+					"page_size '%s' is out of range (allowed: 1..100)", ps);
+			return -1;
+		}
+		*page_size = (int)v;
+	}
+	if (pt) {
+		char *end;
+		unsigned long long v = pt[0] == 'p' && pt[1] ? strtoull(pt + 1, &end, 16) : 0;
+		if (pt[0] != 'p' || !pt[1] || *end || !v || v > INT64_MAX) {
+			respond_problem(r, 400, "invalid-query", "Invalid query", NULL,
+					"page_token '%s' is not a token this service issued", pt);
+			return -1;
+		}
+		*before = (int64_t)v;
+	}
+	return 0;
+}
+
+/* ---- small handlers ---- */
+
+static void healthz(service *svc, http_req *r, const route_match *m)
+{
+	(void)svc;
+	(void)m;
+	const char *h[] = { "Cache-Control", "no-store", NULL };
+	respond_json(r, 200, json_pack("{s:s}", "status", "ok"), h);
+}
+
+static void readyz(service *svc, http_req *r, const route_match *m)
+{
+	(void)m;
+	int version = store_version(svc->db);
+	int migrated = version == store_latest_version();
+	int room = svc->queued < svc->cfg.max_queue;
+	int ready = migrated && room && !svc->stopping;
+	const char *h[] = { "Cache-Control", "no-store", NULL };
+	respond_json(r, ready ? 200 : 503,
+		     json_pack("{s:s, s:{s:b, s:i, s:b, s:i, s:i, s:b}}", "status",
+			       ready ? "ready" : "not ready", "checks", "database", version > 0,
+			       "schema_version", version, "migrations_applied", migrated, "queued",
+			       svc->queued, "max_queue", svc->cfg.max_queue, "stopping",
+			       svc->stopping),
+		     h);
+}
+
+static void metrics_get(service *svc, http_req *r, const route_match *m)
+{
+	(void)m;
+	int64_t counts[5] = { 0 };
+	sf_err err;
+	if (store_count_jobs(svc->db, counts, &err)) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
+		return;
+	}
+	size_t len;
+	char *text = metrics_render(svc->metrics, counts, &len);
+	if (!text) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
+		return;
+	}
+	const char *h[] = { "Cache-Control", "no-store", NULL };
+	http_respond(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len, h);
+	free(text);
+}
+
+static void openapi_get(service *svc, http_req *r, const route_match *m)
+{
+	(void)svc;
+	(void)m;
+	for (size_t i = 0; i < sf_assets_count; i++) {
+		if (!strcmp(sf_assets[i].name, "openapi.yaml")) {
+			const char *h[] = { "Cache-Control", "public, max-age=300", NULL };
+			http_respond(r, 200, "application/yaml", (const char *)sf_assets[i].data,
+				     sf_assets[i].len, h);
+			return;
+		}
+	}
+	respond_problem(r, 404, "not-found", "Not found", NULL, "no OpenAPI document was built in");
+}
+
+/* ---- routing ---- */
+
+typedef void (*handler_fn)(service *svc, http_req *r, const route_match *m);
+
+#define H(fn) ((void *)(fn))
+static const route routes[] = {
+	{ "POST", "/v1/jobs", "jobs.submit", H(jobs_submit) },
+	{ "GET", "/v1/jobs", "jobs.list", H(jobs_list) },
+	{ "GET", "/v1/jobs/{id}", "jobs.get", H(jobs_get) },
+	{ "DELETE", "/v1/jobs/{id}", "jobs.cancel", H(jobs_cancel) },
+	{ "GET", "/v1/levels", "levels.list", H(levels_list) },
+	{ "GET", "/v1/levels/{id}", "levels.get", H(levels_get) },
+	{ "GET", "/v1/evaluations/{lattice}/{sequence}", "evaluations.get", H(evaluations_get) },
+	{ "GET", "/healthz", "healthz", H(healthz) },
+	{ "GET", "/readyz", "readyz", H(readyz) },
+	{ "GET", "/metrics", "metrics", H(metrics_get) },
+	{ "GET", "/openapi.yaml", "openapi", H(openapi_get) },
+};
+
+static void dispatch(void *app, http_req *r)
+{
+	service *svc = app;
+	const char *method = http_req_method(r);
+	if (!strcmp(method, "HEAD"))
+		method = "GET"; /* MHD sends the headers only */
+	route_match m;
+	int status = 0;
+	char allow[64];
+	const route *rt = route_find(routes, sizeof routes / sizeof routes[0], method,
+				     http_req_path(r), &m, &status, allow, sizeof allow);
+	http_req_set_user(r, (void *)(rt ? rt->name : "unmatched"));
+	if (!rt) {
+		if (status == 405) {
+			const char *h[] = { "Allow", allow, NULL };
+			respond_problem(r, 405, "method-not-allowed", "Method not allowed", h,
+					"%s is not allowed on %s (allowed: %s)", http_req_method(r),
+					http_req_path(r), allow);
+		} else {
+			respond_problem(r, 404, "not-found", "Not found", NULL, "no route for %s",
+					http_req_path(r));
+		}
+		return;
+	}
+	handler_fn fn;
+	memcpy(&fn, &rt->handler, sizeof fn);
+	fn(svc, r, &m);
+}
+
+static void request_done(void *app, http_req *r, int status, double seconds)
+{
+	service *svc = app;
+	const char *name = http_req_user(r) ? http_req_user(r) : "unmatched";
+	metrics_request(svc->metrics, name, status, seconds);
+	fprintf(stderr, "http %s %s %d %.3fms route=%s\n", http_req_method(r), http_req_path(r),
+		status, seconds * 1e3, name);
+}
+
+/* ---- start and stop ---- */
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+	service *svc = s->data;
+	fprintf(stderr, "serve: signal %d: stopping\n", signum);
+	service_stop(svc);
+}
+
+int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_err *err)
+{
+	memset(svc, 0, sizeof *svc);
+	svc->loop = loop;
+	svc->cfg = *cfg;
+	if (!(svc->metrics = metrics_new()))
+		return sf_err_set(err, SF_ENOMEM, "out of memory for metrics");
+	if (!(svc->db = store_open(cfg->db_path, STORE_READWRITE, err)))
+		return err->code;
+	fprintf(stderr, "serve: database %s at schema version %d\n", cfg->db_path,
+		store_version(svc->db));
+	uv_async_init(loop, &svc->progress_async, jobs_on_progress);
+	svc->progress_async.data = svc;
+	uv_signal_init(loop, &svc->sigterm);
+	uv_signal_init(loop, &svc->sigint);
+	svc->sigterm.data = svc->sigint.data = svc;
+	uv_signal_start(&svc->sigterm, on_signal, SIGTERM);
+	uv_signal_start(&svc->sigint, on_signal, SIGINT);
+	int rc = jobs_resume_pending(svc, err);
+	if (rc)
+		return rc;
+	http_config hc = { .host = cfg->host,
+			   .port = cfg->port,
+			   .max_body = cfg->max_body,
+			   .connection_limit = 1024,
+			   .connection_timeout_s = 30,
+			   .dispatch = dispatch,
+			   .done = request_done,
+			   .app = svc };
+	if (!(svc->http = http_server_new(loop, &hc, err)))
+		return err->code;
+	fprintf(stderr, "serve: listening on http://%s:%d (workers %d, max queue %d)\n", cfg->host,
+		http_server_port(svc->http), cfg->workers, cfg->max_queue);
+	fflush(stderr);
+	return 0;
+}
+
+static void close_handle(uv_handle_t *h)
+{
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+static void on_http_closed(void *arg)
+{
+	service *svc = arg;
+	close_handle((uv_handle_t *)&svc->progress_async);
+	close_handle((uv_handle_t *)&svc->sigterm);
+	close_handle((uv_handle_t *)&svc->sigint);
+	store_close(svc->db);
+	svc->db = NULL;
+	fprintf(stderr, "serve: stopped\n");
+}
+
+void service_stop(service *svc)
+{
+	if (!svc->stopping) {
+		svc->stopping = 1;
+		if (svc->http)
+			http_server_quiesce(svc->http);
+		jobs_stop_all(svc);
+	}
+	/* Finish once every running job is back (jobs.c calls again). */
+	if (svc->nrunning || svc->evaluations_running || !svc->http)
+		return;
+	http_server *h = svc->http;
+	svc->http = NULL;
+	http_server_close(h, on_http_closed, svc);
+}

@@ -1,0 +1,103 @@
+/*
+ * service.h - the state of `starforge serve`, owned by the loop thread.
+ *
+ * One libuv loop thread owns HTTP (http.c), the job scheduler (jobs.c) and
+ * the SQLite writer (store.h); workers on libuv's thread pool only compute.
+ * Handlers (jobs.c, levels.c, evaluations.c, service.c) run on the loop
+ * thread and answer through the helpers in this header.
+ */
+#ifndef SF_SERVICE_H
+#define SF_SERVICE_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "http.h"
+#include "metrics.h"
+#include "routes.h"
+#include "store.h"
+
+typedef struct service_config {
+	char host[64];
+	int port;
+	char db_path[1024];
+	int workers;        /* jobs running at once */
+	int max_queue;      /* jobs waiting at most */
+	int job_threads;    /* evaluation threads per job */
+	double eval_budget; /* conformations an evaluation request may cost */
+	size_t max_body;
+} service_config;
+
+typedef struct job_rt job_rt;
+
+typedef struct service {
+	uv_loop_t *loop;
+	service_config cfg;
+	store *db;
+	metrics *metrics;
+	http_server *http;
+	uv_signal_t sigterm, sigint;
+	uv_async_t progress_async; /* workers: "some job has progress" */
+	int stopping;
+	/* jobs.c */
+	job_rt *queue_head, *queue_tail; /* waiting, oldest first */
+	int queued;
+	job_rt *running; /* list of running jobs */
+	int nrunning;
+	/* evaluations.c */
+	int evaluations_running;
+} service;
+
+/* Starts the service on `loop` (store, migrations, requeue, HTTP). Returns 0 or a code with err
+ * set. */
+int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_err *err);
+
+/* Begins a graceful stop: no new connections, running jobs requeued at their next generation. */
+void service_stop(service *svc);
+
+/* ---- responses (service.c) ---- */
+
+/* Answers with `doc` as JSON (consumes the reference) and extra headers (name, value, ..., NULL).
+ */
+void respond_json(http_req *r, int status, json_t *doc, const char *const *headers);
+
+/*
+ * Answers with an RFC 9457 problem document: type https://starforge.dev/problems/<slug>,
+ * `title`, `status` and a printf-style detail naming what was wrong.
+ */
+void respond_problem(http_req *r, int status, const char *slug, const char *title,
+		     const char *const *headers, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+/* Unix time in milliseconds, and its RFC 3339 form (UTC, millisecond precision). */
+int64_t service_now_ms(void);
+void service_format_time(int64_t ms, char out[32]);
+
+/*
+ * Reads the page_size (1..100, default 20) and page_token (opaque cursor)
+ * query arguments. Returns 0, or answers 400 naming the bad argument and
+ * returns -1.
+ */
+int service_page_args(http_req *r, int *page_size, int64_t *before);
+
+/* The opaque token for a page that continues before `seq`. */
+void service_page_token(int64_t seq, char out[32]);
+
+/* ---- handlers ---- */
+
+void jobs_submit(service *svc, http_req *r, const route_match *m);
+void jobs_get(service *svc, http_req *r, const route_match *m);
+void jobs_list(service *svc, http_req *r, const route_match *m);
+void jobs_cancel(service *svc, http_req *r, const route_match *m);
+void levels_get(service *svc, http_req *r, const route_match *m);
+void levels_list(service *svc, http_req *r, const route_match *m);
+void evaluations_get(service *svc, http_req *r, const route_match *m);
+
+/* jobs.c: queue the jobs the store says are pending (at start); count running/queued. */
+int jobs_resume_pending(service *svc, sf_err *err);
+void jobs_on_progress(uv_async_t *a);
+/* jobs.c: ask every running job to stop at its next generation and be requeued. */
+void jobs_stop_all(service *svc);
+
+#endif

@@ -1,0 +1,1239 @@
+/*
+ * test_store.c - the SQLite store (server/store.h) against real database
+ * files in a fresh temporary folder per test (mkdtemp under /tmp, removed
+ * afterwards).
+ *
+ * What the store wrote is checked, where it matters, through a separate raw
+ * sqlite3 connection rather than through the store itself: the schema
+ * version, the tables a failed migration must not have left behind, the
+ * journal mode. A crash is simulated by a child process that writes and
+ * then _exit()s without closing its handle.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../server/embedded.h"
+#include "../server/store.h"
+#include "support.h"
+
+#define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* ---- the temporary folder ---- */
+
+typedef struct fixture {
+	char dir[64];   /* the mkdtemp folder */
+	char path[128]; /* dir/data/db/starforge.db: two folders that do not exist yet */
+} fixture;
+
+static void rm_rf(const char *path)
+{
+	struct stat sb;
+	if (lstat(path, &sb) != 0)
+		return;
+	if (S_ISDIR(sb.st_mode)) {
+		DIR *d = opendir(path);
+		struct dirent *e;
+		while (d && (e = readdir(d)) != NULL) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			char child[512];
+			snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+			rm_rf(child);
+		}
+		if (d)
+			closedir(d);
+		rmdir(path);
+	} else {
+		unlink(path);
+	}
+}
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof *f);
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof f->dir, "/tmp/sf_store_XXXXXX");
+	if (!mkdtemp(f->dir)) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->path, sizeof f->path, "%s/data/db/starforge.db", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+	rm_rf(f->dir);
+	free(f);
+	return 0;
+}
+
+/* ---- raw access, bypassing the store ---- */
+
+static void raw_exec(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	char *msg = NULL;
+	int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+	if (rc != SQLITE_OK)
+		fail_msg("raw_exec(%s): %s", sql, msg ? msg : "?");
+	sqlite3_free(msg);
+	sqlite3_close(db);
+}
+
+/* The first column of the first row of `sql` as an integer (-1 without a row). */
+static long long raw_int(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	long long v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+static int table_exists(const char *path, const char *name)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db,
+					    "SELECT count(*) FROM sqlite_master WHERE type = "
+					    "'table' AND name = ?1",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	int n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+/* ---- helpers ---- */
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A failure: the code returned, the code recorded and a message. */
+static void assert_failed(int rc, const sf_err *err, int code)
+{
+	assert_int_equal(rc, code);
+	assert_int_equal(err->code, code);
+	assert_true(strlen(err->msg) > 0);
+}
+
+static store *open_ok(const char *path, int mode)
+{
+	sf_err err = { 0 };
+	store *s = store_open(path, mode, &err);
+	if (!s)
+		fail_msg("store_open(%s): %s", path, err.msg);
+	return s;
+}
+
+/* A job to insert, with strings it owns. */
+static store_job new_job(const char *id, const char *kind, const char *params, uint64_t seed)
+{
+	store_job job = { .seed = seed };
+	snprintf(job.id, sizeof job.id, "%s", id);
+	job.kind = strdup(kind);
+	job.params = strdup(params);
+	assert_non_null(job.kind);
+	assert_non_null(job.params);
+	return job;
+}
+
+/* Inserts job `id` without an Idempotency-Key; returns its seq. */
+static int64_t insert(store *s, const char *id, const char *kind)
+{
+	sf_err err = { 0 };
+	store_job job = new_job(id, kind, "{\"length\":16}", 42);
+	int existing = -1;
+	int rc = store_insert_job(s, &job, NULL, NULL, &existing, &err);
+	if (rc)
+		fail_msg("insert %s: %s", id, err.msg);
+	assert_int_equal(existing, 0);
+	int64_t seq = job.seq;
+	store_job_clear(&job);
+	return seq;
+}
+
+static store_job get(store *s, const char *id)
+{
+	sf_err err = { 0 };
+	store_job job;
+	int rc = store_get_job(s, id, &job, &err);
+	if (rc != 1)
+		fail_msg("get %s: %d %s", id, rc, err.msg);
+	return job;
+}
+
+static void expect_state(store *s, const char *id, job_state want)
+{
+	store_job job = get(s, id);
+	assert_string_equal(job_state_name(job.state), job_state_name(want));
+	store_job_clear(&job);
+}
+
+static void ok(int rc, const sf_err *err)
+{
+	if (rc != 0)
+		fail_msg("%d: %s", rc, err->msg);
+}
+
+/* A migration table entry from a string. */
+#define MIGRATION(name, text)                                         \
+	{                                                             \
+		name, (const unsigned char *)(text), sizeof(text) - 1 \
+	}
+
+/* ---- opening and migrations ---- */
+
+static void test_fresh_database(void **state)
+{
+	fixture *f = *state;
+	assert_true(store_latest_version() >= 1);
+	assert_int_equal(store_latest_version(), (int)sf_migrations_count);
+	store *s = open_ok(f->path, STORE_READWRITE); /* creates data/db/ */
+	assert_int_equal(store_version(s), store_latest_version());
+	store_close(s);
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), store_latest_version());
+	static const char *const tables[] = { "jobs", "idempotency_keys", "levels", "level_tags",
+					      "evaluations" };
+	for (int i = 0; i < ARRAY_LEN(tables); i++)
+		assert_int_equal(table_exists(f->path, tables[i]), 1);
+	/* WAL is a property of the file: a fresh connection reports it. */
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	assert_int_equal(store_version(NULL), -1);
+}
+
+static void test_reopen_does_not_reapply(void **state)
+{
+	fixture *f = *state;
+	/* A step that is not idempotent: run twice, it would add a second row. */
+	const sf_embedded m[] = { MIGRATION(
+		"m/0001_t.sql", "CREATE TABLE IF NOT EXISTS t (x); INSERT INTO t VALUES (1);") };
+	sf_err err = { 0 };
+	for (int i = 0; i < 3; i++) {
+		store *s = store_open_with(f->path, STORE_READWRITE, m, 1, &err);
+		assert_non_null(s);
+		assert_int_equal(store_version(s), 1);
+		store_close(s);
+	}
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM t"), 1);
+
+	/* The real schema: a second open keeps the data (and 0001 has no IF NOT EXISTS). */
+	char path[160];
+	snprintf(path, sizeof path, "%s/real.db", f->dir);
+	store *s = open_ok(path, STORE_READWRITE);
+	insert(s, "job_kept", "lattice");
+	store_close(s);
+	s = open_ok(path, STORE_READWRITE);
+	assert_int_equal(store_version(s), store_latest_version());
+	store_job job = get(s, "job_kept");
+	store_job_clear(&job);
+	store_close(s);
+}
+
+static void test_upgrade(void **state)
+{
+	fixture *f = *state;
+	const sf_embedded m[] = {
+		MIGRATION("migrations/0001_t.sql", "CREATE TABLE t (x); INSERT INTO t VALUES (1);"),
+		MIGRATION("migrations/0002_y.sql",
+			  "ALTER TABLE t ADD COLUMN y DEFAULT 7; INSERT INTO t VALUES (2, 8);"),
+	};
+	sf_err err = { 0 };
+	store *s = store_open_with(f->path, STORE_READWRITE, m, 1, &err);
+	assert_non_null(s);
+	assert_int_equal(store_version(s), 1);
+	store_close(s);
+	raw_exec(f->path, "INSERT INTO t VALUES (3)");
+	s = store_open_with(f->path, STORE_READWRITE, m, 2, &err);
+	assert_non_null(s);
+	assert_int_equal(store_version(s), 2);
+	store_close(s);
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 2);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM t"), 3);
+	assert_int_equal(raw_int(f->path, "SELECT sum(y) FROM t"), 7 + 8 + 7);
+
+	/* The embedded schema from an older binary's database (all but its last step). */
+	char path[160];
+	snprintf(path, sizeof path, "%s/old.db", f->dir);
+	size_t older = sf_migrations_count - 1;
+	s = store_open_with(path, STORE_READWRITE, sf_migrations, older, &err);
+	assert_non_null(s);
+	assert_int_equal(store_version(s), (int)older);
+	store_close(s);
+	assert_int_equal(raw_int(path, "PRAGMA user_version"), (long long)older);
+	s = open_ok(path, STORE_READWRITE);
+	assert_int_equal(store_version(s), store_latest_version());
+	insert(s, "job_after_upgrade", "lattice");
+	store_close(s);
+}
+
+static void test_newer_database_refused(void **state)
+{
+	fixture *f = *state;
+	store_close(open_ok(f->path, STORE_READWRITE));
+	int latest = store_latest_version();
+	char sql[64];
+	snprintf(sql, sizeof sql, "PRAGMA user_version = %d", latest + 1);
+	raw_exec(f->path, sql);
+	for (int mode = STORE_READWRITE; mode <= STORE_READONLY; mode++) {
+		sf_err err = { 0 };
+		assert_null(store_open(f->path, mode, &err));
+		assert_int_equal(err.code, SF_ERANGE);
+		assert_true(has_number(err.msg, latest + 1));
+		assert_true(has_number(err.msg, latest));
+	}
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), latest + 1);
+}
+
+static void test_readonly_refuses_older_database(void **state)
+{
+	fixture *f = *state;
+	sf_err err = { 0 };
+	store *s = store_open_with(f->path, STORE_READWRITE, sf_migrations, 0, &err);
+	assert_non_null(s);
+	store_close(s);
+	assert_null(store_open(f->path, STORE_READONLY, &err));
+	assert_int_equal(err.code, SF_ERANGE);
+	assert_true(has_number(err.msg, 0));
+	assert_true(has_number(err.msg, store_latest_version()));
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 0); /* not migrated */
+}
+
+static void test_failing_migration_rolls_back(void **state)
+{
+	fixture *f = *state;
+	const sf_embedded m[] = {
+		MIGRATION("migrations/0001_t.sql", "CREATE TABLE t (x);"),
+		MIGRATION("migrations/0002_bad.sql",
+			  "CREATE TABLE u (y); INSERT INTO t VALUES (5);\n"
+			  "CREATE TABLE broken (;"),
+	};
+	sf_err err = { 0 };
+	assert_null(store_open_with(f->path, STORE_READWRITE, m, 2, &err));
+	assert_true(err.code < 0);
+	assert_non_null(strstr(err.msg, "0002_bad.sql"));
+	assert_non_null(strstr(err.msg, "syntax error"));
+	/* 0001 stays applied; nothing of 0002 does, its version included. */
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 1);
+	assert_int_equal(table_exists(f->path, "t"), 1);
+	assert_int_equal(table_exists(f->path, "u"), 0);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM t"), 0);
+	store *s = store_open_with(f->path, STORE_READWRITE, m, 1, &err);
+	assert_non_null(s);
+	store_close(s);
+
+	/* A step holding its own BEGIN fails inside ours and is rolled back too. */
+	const sf_embedded begin[] = {
+		MIGRATION("migrations/0001_t.sql", "CREATE TABLE t (x);"),
+		MIGRATION("migrations/0002_begin.sql", "CREATE TABLE v (z); BEGIN; COMMIT;"),
+	};
+	assert_null(store_open_with(f->path, STORE_READWRITE, begin, 2, &err));
+	assert_non_null(strstr(err.msg, "0002_begin.sql"));
+	assert_int_equal(table_exists(f->path, "v"), 0);
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 1);
+
+	/* A step that commits on its own is reported (it cannot be undone). */
+	const sf_embedded commit[] = {
+		MIGRATION("migrations/0001_t.sql", "CREATE TABLE t (x);"),
+		MIGRATION("migrations/0002_commit.sql", "CREATE TABLE w (z); COMMIT;"),
+	};
+	assert_null(store_open_with(f->path, STORE_READWRITE, commit, 2, &err));
+	assert_int_equal(err.code, SF_ESYS);
+	assert_non_null(strstr(err.msg, "0002_commit.sql"));
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 1);
+}
+
+static void test_migration_foreign_keys(void **state)
+{
+	fixture *f = *state;
+	/* A step may rebuild a referenced table (enforcement is off while it
+	 * runs), but may not leave a reference dangling. */
+	const sf_embedded m[] = {
+		MIGRATION("migrations/0001_pc.sql",
+			  "CREATE TABLE p (id TEXT PRIMARY KEY);"
+			  "CREATE TABLE c (pid TEXT NOT NULL REFERENCES p (id));"
+			  "INSERT INTO p VALUES ('a'); INSERT INTO c VALUES ('a');"),
+		MIGRATION("migrations/0002_rebuild.sql",
+			  "CREATE TABLE new_p (id TEXT PRIMARY KEY, note TEXT);"
+			  "INSERT INTO new_p (id) SELECT id FROM p; DROP TABLE p;"
+			  "ALTER TABLE new_p RENAME TO p;"),
+		MIGRATION("migrations/0003_dangling.sql", "INSERT INTO c VALUES ('zz');"),
+	};
+	sf_err err = { 0 };
+	store *s = store_open_with(f->path, STORE_READWRITE, m, 2, &err);
+	if (!s)
+		fail_msg("%s", err.msg);
+	store_close(s);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM c JOIN p ON c.pid = p.id"), 1);
+	assert_null(store_open_with(f->path, STORE_READWRITE, m, 3, &err));
+	assert_int_equal(err.code, SF_EINVAL);
+	assert_non_null(strstr(err.msg, "0003_dangling.sql"));
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 2);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM c"), 1);
+}
+
+static void test_bad_migration_tables(void **state)
+{
+	fixture *f = *state;
+	const sf_embedded gap[] = {
+		MIGRATION("migrations/0001_a.sql", "CREATE TABLE a (x);"),
+		MIGRATION("migrations/0003_c.sql", "CREATE TABLE c (x);"),
+	};
+	const sf_embedded unnamed[] = { MIGRATION("migrations/initial.sql",
+						  "CREATE TABLE a (x);") };
+	const sf_embedded nul[] = { { "0001_a.sql", (const unsigned char *)"A\0B", 3 } };
+	sf_err err = { 0 };
+	assert_null(store_open_with(f->path, STORE_READWRITE, gap, 2, &err));
+	assert_int_equal(err.code, SF_EINVAL);
+	assert_non_null(strstr(err.msg, "0003_c.sql"));
+	assert_null(store_open_with(f->path, STORE_READWRITE, unnamed, 1, &err));
+	assert_int_equal(err.code, SF_EINVAL);
+	assert_non_null(strstr(err.msg, "initial.sql"));
+	assert_null(store_open_with(f->path, STORE_READWRITE, nul, 1, &err));
+	assert_int_equal(err.code, SF_EINVAL);
+	/* Nothing was created for a table that was refused. */
+	struct stat sb;
+	assert_int_not_equal(stat(f->path, &sb), 0);
+}
+
+static void test_open_errors(void **state)
+{
+	fixture *f = *state;
+	sf_err err = { 0 };
+	/* A folder where the database file should be. */
+	assert_null(store_open(f->dir, STORE_READWRITE, &err));
+	assert_int_equal(err.code, SF_ESYS);
+	assert_non_null(strstr(err.msg, f->dir));
+	/* A file where a folder should be. */
+	char file[160], below[200];
+	snprintf(file, sizeof file, "%s/plain", f->dir);
+	FILE *fp = fopen(file, "w");
+	assert_non_null(fp);
+	fputs("not a database, not a folder\n", fp);
+	fclose(fp);
+	snprintf(below, sizeof below, "%s/sub/x.db", file);
+	assert_null(store_open(below, STORE_READWRITE, &err));
+	assert_int_equal(err.code, SF_ESYS);
+	assert_non_null(strstr(err.msg, file));
+	/* A file that is not a database. */
+	memset(&err, 0, sizeof err);
+	assert_null(store_open(file, STORE_READWRITE, &err));
+	assert_int_equal(err.code, SF_ESYS);
+	assert_non_null(strstr(err.msg, "not a database"));
+	/* Read-only never creates. */
+	assert_null(store_open(f->path, STORE_READONLY, &err));
+	assert_int_equal(err.code, SF_ESYS);
+	assert_true(strlen(err.msg) > 0);
+	assert_int_not_equal(access(f->path, F_OK), 0);
+	/* Bad arguments. */
+	assert_null(store_open("", STORE_READWRITE, &err));
+	assert_int_equal(err.code, SF_EINVAL);
+	assert_null(store_open(NULL, STORE_READWRITE, &err));
+	assert_int_equal(err.code, SF_EINVAL);
+	assert_null(store_open(f->path, 7, &err));
+	assert_int_equal(err.code, SF_EINVAL);
+	assert_true(has_number(err.msg, 7));
+	assert_null(store_open(f->dir, STORE_READWRITE, NULL)); /* err may be NULL */
+	store_close(NULL);
+}
+
+static void test_memory_database(void **state)
+{
+	(void)state;
+	store *s = open_ok(":memory:", STORE_READWRITE);
+	assert_int_equal(store_version(s), store_latest_version());
+	insert(s, "job_m", "lattice");
+	expect_state(s, "job_m", JOB_QUEUED);
+	store_close(s);
+}
+
+/* ---- jobs ---- */
+
+static void test_job_state_names(void **state)
+{
+	(void)state;
+	static const char *const names[] = { "queued", "running", "succeeded", "failed",
+					     "cancelled" };
+	for (int i = 0; i < ARRAY_LEN(names); i++) {
+		assert_string_equal(job_state_name((job_state)i), names[i]);
+		assert_int_equal(job_state_parse(names[i]), i);
+	}
+	assert_int_equal(job_state_parse("Queued"), -1);
+	assert_int_equal(job_state_parse(""), -1);
+	assert_int_equal(job_state_parse(NULL), -1);
+	assert_string_equal(job_state_name((job_state)9), "unknown");
+}
+
+/* Lists and checks the ids, in order; returns the last seq (the next cursor). */
+static int64_t expect_jobs(store *s, int st, const char *kind, int64_t before, int limit,
+			   const char *const *want, int nwant)
+{
+	store_job jobs[16];
+	int n = -1;
+	sf_err err = { 0 };
+	ok(store_list_jobs(s, st, kind, before, limit, jobs, &n, &err), &err);
+	assert_int_equal(n, nwant);
+	int64_t last = 0;
+	for (int i = 0; i < n; i++) {
+		assert_string_equal(jobs[i].id, want[i]);
+		assert_true(i == 0 || jobs[i].seq < last);
+		if (before)
+			assert_true(jobs[i].seq < before);
+		last = jobs[i].seq;
+		store_job_clear(&jobs[i]);
+	}
+	return last;
+}
+
+static void test_jobs_insert_get_list(void **state)
+{
+	fixture *f = *state;
+	store *s = open_ok(f->path, STORE_READWRITE);
+	sf_err err = { 0 };
+	int64_t t0 = wall_ms();
+	store_job job =
+		new_job("job_1", "lattice", "{\"length\":16,\"lattice\":\"square\"}", UINT64_MAX);
+	int existing = -1;
+	ok(store_insert_job(s, &job, NULL, NULL, &existing, &err), &err);
+	assert_int_equal(existing, 0);
+	assert_true(job.seq > 0);
+	assert_int_equal(job.state, JOB_QUEUED);
+	assert_true(job.created_ms >= t0 && job.created_ms <= wall_ms());
+	store_job_clear(&job);
+
+	int64_t seq[6] = { 0 };
+	{
+		store_job g = get(s, "job_1");
+		seq[1] = g.seq;
+		assert_string_equal(g.kind, "lattice");
+		assert_string_equal(g.params, "{\"length\":16,\"lattice\":\"square\"}");
+		assert_true(g.seed == UINT64_MAX); /* stored bit for bit */
+		assert_int_equal(g.state, JOB_QUEUED);
+		assert_int_equal(g.started_ms, 0);
+		assert_int_equal(g.finished_ms, 0);
+		assert_null(g.error);
+		assert_null(g.level_ids);
+		store_job_clear(&g);
+	}
+	seq[2] = insert(s, "job_2", "racetrack");
+	seq[3] = insert(s, "job_3", "lattice");
+	seq[4] = insert(s, "job_4", "racetrack");
+	seq[5] = insert(s, "job_5", "lattice");
+	for (int i = 2; i <= 5; i++)
+		assert_true(seq[i] > seq[i - 1]);
+
+	store_job missing = { .kind = NULL };
+	assert_int_equal(store_get_job(s, "job_404", &missing, &err), 0);
+	assert_null(missing.kind);
+
+	/* Newest first, paged with the before cursor. */
+	static const char *const all[] = { "job_5", "job_4", "job_3", "job_2", "job_1" };
+	expect_jobs(s, -1, NULL, 0, 16, all, 5);
+	int64_t cursor = expect_jobs(s, -1, NULL, 0, 2, all, 2);
+	cursor = expect_jobs(s, -1, NULL, cursor, 2, all + 2, 2);
+	cursor = expect_jobs(s, -1, NULL, cursor, 2, all + 4, 1);
+	expect_jobs(s, -1, NULL, cursor, 2, NULL, 0);
+	expect_jobs(s, -1, NULL, 0, 0, NULL, 0);
+
+	/* Filters. */
+	ok(store_job_started(s, "job_2", &err), &err);
+	ok(store_job_started(s, "job_3", &err), &err);
+	static const char *const running[] = { "job_3", "job_2" };
+	expect_jobs(s, JOB_RUNNING, NULL, 0, 16, running, 2);
+	static const char *const lattice[] = { "job_5", "job_3", "job_1" };
+	expect_jobs(s, -1, "lattice", 0, 16, lattice, 3);
+	cursor = expect_jobs(s, -1, "lattice", 0, 1, lattice, 1);
+	expect_jobs(s, -1, "lattice", cursor, 16, lattice + 1, 2);
+	static const char *const queued_lattice[] = { "job_5", "job_1" };
+	expect_jobs(s, JOB_QUEUED, "lattice", 0, 16, queued_lattice, 2);
+	static const char *const running_racetrack[] = { "job_2" };
+	expect_jobs(s, JOB_RUNNING, "racetrack", 0, 16, running_racetrack, 1);
+	expect_jobs(s, JOB_FAILED, NULL, 0, 16, NULL, 0);
+	expect_jobs(s, -1, "digger", 0, 16, NULL, 0);
+
+	int64_t counts[5];
+	ok(store_count_jobs(s, counts, &err), &err);
+	assert_int_equal(counts[JOB_QUEUED], 3);
+	assert_int_equal(counts[JOB_RUNNING], 2);
+	assert_int_equal(counts[JOB_SUCCEEDED] + counts[JOB_FAILED] + counts[JOB_CANCELLED], 0);
+
+	/* Bad arguments. */
+	store_job jobs[2];
+	int n = -1;
+	assert_failed(store_list_jobs(s, 5, NULL, 0, 2, jobs, &n, &err), &err, SF_EINVAL);
+	assert_int_equal(n, 0);
+	assert_failed(store_list_jobs(s, -1, NULL, -3, 2, jobs, &n, &err), &err, SF_EINVAL);
+	assert_failed(store_list_jobs(s, -1, NULL, 0, -1, jobs, &n, &err), &err, SF_EINVAL);
+	store_job dup = new_job("job_1", "lattice", "{}", 1);
+	assert_failed(store_insert_job(s, &dup, NULL, NULL, NULL, &err), &err, SF_EINVAL);
+	assert_non_null(strstr(err.msg, "UNIQUE"));
+	store_job_clear(&dup);
+	store_job longid = new_job("", "lattice", "{}", 1);
+	memset(longid.id, 'x', sizeof longid.id); /* no room for the NUL */
+	assert_failed(store_insert_job(s, &longid, NULL, NULL, NULL, &err), &err, SF_EINVAL);
+	longid.id[0] = '\0';
+	assert_failed(store_insert_job(s, &longid, NULL, NULL, NULL, &err), &err, SF_EINVAL);
+	store_job_clear(&longid);
+	assert_failed(store_get_job(s, NULL, &job, &err), &err, SF_EINVAL);
+	assert_failed(store_count_jobs(s, NULL, &err), &err, SF_EINVAL);
+	store_close(s);
+}
+
+static void test_idempotency(void **state)
+{
+	fixture *f = *state;
+	store *s = open_ok(f->path, STORE_READWRITE);
+	sf_err err = { 0 };
+	const char *hash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+	const char *other = "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752";
+	int existing = -1;
+
+	store_job first = new_job("job_a", "lattice", "{\"length\":16}", 7);
+	ok(store_insert_job(s, &first, "key-1", hash, &existing, &err), &err);
+	assert_int_equal(existing, 0);
+
+	/* The same key and body again: the earlier job, nothing inserted. */
+	store_job again = new_job("job_b", "lattice", "{\"length\":16}", 7);
+	ok(store_insert_job(s, &again, "key-1", hash, &existing, &err), &err);
+	assert_int_equal(existing, 1);
+	assert_string_equal(again.id, "job_a");
+	assert_int_equal(again.seq, first.seq);
+	assert_int_equal(again.created_ms, first.created_ms);
+	assert_int_equal(again.seed, 7);
+	assert_string_equal(again.params, "{\"length\":16}");
+	store_job_clear(&again);
+	store_job probe;
+	assert_int_equal(store_get_job(s, "job_b", &probe, &err), 0);
+
+	/* The same key with another body is refused, and the job is left alone. */
+	store_job clash = new_job("job_c", "lattice", "{\"length\":20}", 7);
+	assert_failed(store_insert_job(s, &clash, "key-1", other, &existing, &err), &err,
+		      SF_EINVAL);
+	assert_string_equal(err.msg, "Idempotency-Key reused with a different body");
+	assert_int_equal(existing, 0);
+	assert_string_equal(clash.id, "job_c");
+	assert_string_equal(clash.params, "{\"length\":20}");
+	assert_int_equal(store_get_job(s, "job_c", &probe, &err), 0);
+
+	/* A new key inserts; no key inserts every time. */
+	ok(store_insert_job(s, &clash, "key-2", other, &existing, &err), &err);
+	assert_int_equal(existing, 0);
+	store_job_clear(&clash);
+	store_job plain1 = new_job("job_d", "lattice", "{\"length\":16}", 7);
+	store_job plain2 = new_job("job_e", "lattice", "{\"length\":16}", 7);
+	ok(store_insert_job(s, &plain1, NULL, NULL, &existing, &err), &err);
+	assert_int_equal(existing, 0);
+	ok(store_insert_job(s, &plain2, NULL, NULL, NULL, &err), &err);
+	assert_true(plain2.seq > plain1.seq);
+	store_job_clear(&plain1);
+	store_job_clear(&plain2);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM jobs"), 4);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM idempotency_keys"), 2);
+
+	/* A key whose insert fails is not recorded: the transaction is whole. */
+	store_job dup = new_job("job_a", "lattice", "{}", 1);
+	assert_failed(store_insert_job(s, &dup, "key-3", hash, &existing, &err), &err, SF_EINVAL);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM idempotency_keys"), 2);
+	assert_failed(store_insert_job(s, &dup, "key-4", NULL, &existing, &err), &err, SF_EINVAL);
+	store_job_clear(&dup);
+	store_job_clear(&first);
+	store_close(s);
+}
+
+static void test_transitions(void **state)
+{
+	fixture *f = *state;
+	store *s = open_ok(f->path, STORE_READWRITE);
+	sf_err err = { 0 };
+	insert(s, "job_ok", "lattice");
+	insert(s, "job_fail", "lattice");
+	insert(s, "job_cancel", "lattice");
+	insert(s, "job_requeue", "lattice");
+
+	/* queued -> running -> progress -> succeeded */
+	ok(store_job_started(s, "job_ok", &err), &err);
+	store_job j = get(s, "job_ok");
+	assert_int_equal(j.state, JOB_RUNNING);
+	assert_true(j.started_ms >= j.created_ms && j.started_ms <= wall_ms());
+	assert_int_equal(j.finished_ms, 0);
+	store_job_clear(&j);
+	ok(store_job_progress(s, "job_ok", 3, 50, 1.5, &err), &err);
+	ok(store_job_progress(s, "job_ok", 4, 50, 2.25, &err), &err);
+	j = get(s, "job_ok");
+	assert_int_equal(j.generation, 4);
+	assert_int_equal(j.generations, 50);
+	assert_true(j.best == 2.25);
+	int64_t started = j.started_ms;
+	store_job_clear(&j);
+	ok(store_job_succeeded(s, "job_ok", NULL, 0, &err), &err);
+	j = get(s, "job_ok");
+	assert_int_equal(j.state, JOB_SUCCEEDED);
+	assert_int_equal(j.started_ms, started);
+	assert_true(j.finished_ms >= started && j.finished_ms <= wall_ms());
+	assert_string_equal(j.level_ids, "[]");
+	assert_null(j.error);
+	store_job_clear(&j);
+
+	/* A final state never changes again. */
+	assert_failed(store_job_started(s, "job_ok", &err), &err, SF_ERANGE);
+	assert_non_null(strstr(err.msg, "succeeded"));
+	assert_failed(store_job_cancelled(s, "job_ok", &err), &err, SF_ERANGE);
+	assert_failed(store_job_failed(s, "job_ok", "late", &err), &err, SF_ERANGE);
+	assert_failed(store_job_requeue(s, "job_ok", &err), &err, SF_ERANGE);
+	assert_failed(store_job_progress(s, "job_ok", 5, 50, 3, &err), &err, SF_ERANGE);
+	expect_state(s, "job_ok", JOB_SUCCEEDED);
+
+	/* Moves that skip a step. */
+	assert_failed(store_job_progress(s, "job_fail", 1, 2, 3, &err), &err, SF_ERANGE);
+	assert_non_null(strstr(err.msg, "queued"));
+	assert_failed(store_job_succeeded(s, "job_fail", NULL, 0, &err), &err, SF_ERANGE);
+	ok(store_job_started(s, "job_fail", &err), &err);
+	assert_failed(store_job_started(s, "job_fail", &err), &err, SF_ERANGE);
+
+	/* running -> failed, with its message */
+	ok(store_job_failed(s, "job_fail", "params.length: 40, allowed 1..32", &err), &err);
+	j = get(s, "job_fail");
+	assert_int_equal(j.state, JOB_FAILED);
+	assert_string_equal(j.error, "params.length: 40, allowed 1..32");
+	assert_true(j.finished_ms >= j.started_ms && j.started_ms > 0);
+	assert_null(j.level_ids);
+	store_job_clear(&j);
+	assert_failed(store_job_failed(s, "job_fail", NULL, &err), &err, SF_EINVAL);
+
+	/* queued -> cancelled: finished without having started */
+	ok(store_job_cancelled(s, "job_cancel", &err), &err);
+	j = get(s, "job_cancel");
+	assert_int_equal(j.state, JOB_CANCELLED);
+	assert_int_equal(j.started_ms, 0);
+	assert_true(j.finished_ms >= j.created_ms);
+	store_job_clear(&j);
+
+	/* running -> queued forgets the run */
+	ok(store_job_started(s, "job_requeue", &err), &err);
+	ok(store_job_progress(s, "job_requeue", 9, 10, -4, &err), &err);
+	ok(store_job_requeue(s, "job_requeue", &err), &err);
+	j = get(s, "job_requeue");
+	assert_int_equal(j.state, JOB_QUEUED);
+	assert_int_equal(j.started_ms, 0);
+	assert_int_equal(j.generation, 0);
+	assert_int_equal(j.generations, 0);
+	assert_true(j.best == 0);
+	store_job_clear(&j);
+
+	/* Unknown jobs. */
+	assert_failed(store_job_started(s, "job_404", &err), &err, SF_EINVAL);
+	assert_non_null(strstr(err.msg, "job_404"));
+	assert_failed(store_job_cancelled(s, NULL, &err), &err, SF_EINVAL);
+
+	int64_t counts[5];
+	ok(store_count_jobs(s, counts, &err), &err);
+	static const int64_t want[5] = { 1, 0, 1, 1, 1 };
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(counts[i], want[i]);
+	store_close(s);
+}
+
+static void test_pending_after_crash(void **state)
+{
+	fixture *f = *state;
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* The process that dies: writes, then exits without closing. */
+		sf_err err = { 0 };
+		store *s = store_open(f->path, STORE_READWRITE, &err);
+		if (!s)
+			_exit(2);
+		store_job job;
+		static const char *const ids[] = { "job_a", "job_b", "job_c",
+						   "job_d", "job_e", "job_f" };
+		for (int i = 0; i < 6; i++) {
+			job = (store_job){ .kind = "lattice", .params = "{}" };
+			snprintf(job.id, sizeof job.id, "%s", ids[i]);
+			if (store_insert_job(s, &job, NULL, NULL, NULL, &err))
+				_exit(3);
+		}
+		int rc = store_job_started(s, "job_b", &err) ||
+			 store_job_started(s, "job_c", &err) ||
+			 store_job_succeeded(s, "job_c", NULL, 0, &err) ||
+			 store_job_started(s, "job_d", &err) ||
+			 store_job_progress(s, "job_d", 5, 9, 1, &err) ||
+			 store_job_cancelled(s, "job_e", &err);
+		_exit(rc ? 4 : 0);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	store *s = open_ok(f->path, STORE_READWRITE);
+	sf_err err = { 0 };
+	static const char *const want[] = { "job_a", "job_b", "job_d", "job_f" };
+	for (int round = 0; round < 2; round++) { /* the second finds them all queued */
+		char(*ids)[40] = NULL;
+		size_t n = 0;
+		ok(store_pending_jobs(s, &ids, &n, &err), &err);
+		assert_int_equal(n, 4);
+		for (size_t i = 0; i < n; i++)
+			assert_string_equal(ids[i], want[i]);
+		free(ids);
+		for (int i = 0; i < 4; i++) {
+			store_job j = get(s, want[i]);
+			assert_int_equal(j.state, JOB_QUEUED);
+			assert_int_equal(j.started_ms, 0);
+			assert_int_equal(j.generation, 0);
+			store_job_clear(&j);
+		}
+	}
+	expect_state(s, "job_c", JOB_SUCCEEDED);
+	expect_state(s, "job_e", JOB_CANCELLED);
+	/* Nothing pending: an empty list. */
+	ok(store_job_cancelled(s, "job_a", &err), &err);
+	ok(store_job_cancelled(s, "job_b", &err), &err);
+	ok(store_job_cancelled(s, "job_d", &err), &err);
+	ok(store_job_cancelled(s, "job_f", &err), &err);
+	char(*ids)[40] = NULL;
+	size_t n = 9;
+	ok(store_pending_jobs(s, &ids, &n, &err), &err);
+	assert_int_equal(n, 0);
+	free(ids);
+	assert_failed(store_pending_jobs(s, NULL, &n, &err), &err, SF_EINVAL);
+	store_close(s);
+}
+
+/* ---- levels ---- */
+
+static store_level level(const char *id, const char *kind, const char *doc)
+{
+	return (store_level){ .id = id, .kind = kind, .doc = doc };
+}
+
+static void tag_text(store_level *lv, const char *name, const char *text)
+{
+	lv->tag_name[lv->ntags] = name;
+	lv->tag_text[lv->ntags++] = text;
+}
+
+static void tag_num(store_level *lv, const char *name, double num)
+{
+	lv->tag_name[lv->ntags] = name;
+	lv->tag_num[lv->ntags++] = num;
+}
+
+static void succeed(store *s, const char *job, const store_level *levels, int n)
+{
+	sf_err err = { 0 };
+	insert(s, job, levels[0].kind);
+	ok(store_job_started(s, job, &err), &err);
+	ok(store_job_succeeded(s, job, levels, n, &err), &err);
+}
+
+/* Lists levels and checks their documents, in order; returns the last seq. */
+static int64_t expect_levels(store *s, const char *kind, const store_filter *filters, int nf,
+			     int64_t before, int limit, const char *const *want, int nwant)
+{
+	char *docs[16];
+	int64_t seqs[16];
+	int n = -1;
+	sf_err err = { 0 };
+	ok(store_list_levels(s, kind, filters, nf, before, limit, docs, seqs, &n, &err), &err);
+	assert_int_equal(n, nwant);
+	int64_t last = 0;
+	for (int i = 0; i < n; i++) {
+		assert_string_equal(docs[i], want[i]);
+		assert_true(i == 0 || seqs[i] < last);
+		if (before)
+			assert_true(seqs[i] < before);
+		last = seqs[i];
+		free(docs[i]);
+	}
+	return last;
+}
+
+static void test_levels(void **state)
+{
+	fixture *f = *state;
+	store *s = open_ok(f->path, STORE_READWRITE);
+	sf_err err = { 0 };
+
+	store_level a[2] = { level("L1", "lattice", "{\"id\":\"L1\"}"),
+			     level("L2", "lattice", "{\"id\":\"L2\"}") };
+	tag_text(&a[0], "lattice", "square");
+	tag_num(&a[0], "length", 16);
+	tag_num(&a[0], "distinct_scores", 7);
+	tag_text(&a[1], "lattice", "cubic");
+	tag_num(&a[1], "length", 12);
+	tag_num(&a[1], "distinct_scores", 5);
+	succeed(s, "job_1", a, 2);
+	store_job j = get(s, "job_1");
+	assert_string_equal(j.level_ids, "[\"L1\",\"L2\"]");
+	store_job_clear(&j);
+
+	/* L1 again with another document and tags: the first stays. */
+	store_level b[2] = { level("L1", "lattice", "{\"id\":\"L1\",\"changed\":true}"),
+			     level("L3", "lattice", "{\"id\":\"L3\"}") };
+	tag_text(&b[0], "lattice", "cubic");
+	tag_num(&b[0], "length", 99);
+	tag_text(&b[1], "lattice", "square");
+	tag_num(&b[1], "length", 20);
+	tag_num(&b[1], "distinct_scores", 4);
+	succeed(s, "job_2", b, 2);
+	j = get(s, "job_2");
+	assert_string_equal(j.level_ids, "[\"L1\",\"L3\"]");
+	store_job_clear(&j);
+	store_level c[1] = { level("T1", "racetrack", "{\"id\":\"T1\"}") };
+	tag_num(&c[0], "length", 20);
+	succeed(s, "job_3", c, 1);
+
+	char *doc = NULL;
+	ok(store_get_level(s, "L1", &doc, &err), &err);
+	assert_string_equal(doc, "{\"id\":\"L1\"}");
+	free(doc);
+	doc = (char *)"sentinel";
+	ok(store_get_level(s, "L9", &doc, &err), &err);
+	assert_null(doc);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM levels"), 4);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM level_tags WHERE level_id = 'L1'"),
+			 3);
+
+	static const char *const all[] = { "{\"id\":\"T1\"}", "{\"id\":\"L3\"}", "{\"id\":\"L2\"}",
+					   "{\"id\":\"L1\"}" };
+	const char *T1 = all[0], *L3 = all[1], *L2 = all[2], *L1 = all[3];
+	expect_levels(s, NULL, NULL, 0, 0, 16, all, 4);
+	expect_levels(s, "lattice", NULL, 0, 0, 16, all + 1, 3);
+	expect_levels(s, "digger", NULL, 0, 0, 16, NULL, 0);
+
+	const store_filter square = { .name = "lattice", .text = "square" };
+	const char *const want_square[] = { L3, L1 };
+	expect_levels(s, NULL, &square, 1, 0, 16, want_square, 2);
+
+	const store_filter long16 = { .name = "length", .has_min = 1, .min = 16 };
+	const char *const want_long[] = { T1, L3, L1 }; /* 16 itself included; not L1's 99 */
+	expect_levels(s, NULL, &long16, 1, 0, 16, want_long, 3);
+	int64_t cursor = expect_levels(s, NULL, &long16, 1, 0, 2, want_long, 2);
+	expect_levels(s, NULL, &long16, 1, cursor, 2, want_long + 2, 1);
+	const store_filter long17 = { .name = "length", .has_min = 1, .min = 16.5 };
+	expect_levels(s, NULL, &long17, 1, 0, 16, want_long, 2);
+	const store_filter long99 = { .name = "length", .has_min = 1, .min = 99 };
+	expect_levels(s, NULL, &long99, 1, 0, 16, NULL, 0);
+
+	const store_filter both[2] = { { .name = "lattice", .text = "square" },
+				       { .name = "distinct_scores", .has_min = 1, .min = 5 } };
+	const char *const want_both[] = { L1 };
+	expect_levels(s, NULL, both, 2, 0, 16, want_both, 1);
+	const store_filter racetrack_long = { .name = "length", .has_min = 1, .min = 20 };
+	const char *const want_track[] = { T1 };
+	expect_levels(s, "racetrack", &racetrack_long, 1, 0, 16, want_track, 1);
+	const char *const want_l3[] = { L3 };
+	expect_levels(s, "lattice", &racetrack_long, 1, 0, 16, want_l3, 1);
+
+	/* A text filter never matches a number, nor an unknown name anything. */
+	const store_filter as_text = { .name = "length", .text = "20" };
+	expect_levels(s, NULL, &as_text, 1, 0, 16, NULL, 0);
+	const store_filter unknown = { .name = "colour", .text = "red" };
+	expect_levels(s, NULL, &unknown, 1, 0, 16, NULL, 0);
+	const store_filter min_text = { .name = "lattice", .has_min = 1, .min = -1e300 };
+	expect_levels(s, NULL, &min_text, 1, 0, 16, NULL, 0);
+	(void)L2;
+
+	/* Many shapes, more than the statement cache holds, and back again. */
+	for (int round = 0; round < 2; round++) {
+		store_filter many[STORE_MAX_FILTERS];
+		for (int nf = 1; nf <= STORE_MAX_FILTERS; nf++) {
+			for (int i = 0; i < nf; i++)
+				many[i] = (i % 2) ? long16 : square;
+			expect_levels(s, NULL, many, nf, 0, 16, want_square, 2);
+			expect_levels(s, "lattice", many, nf, 0, 16, want_square, 2);
+		}
+	}
+
+	/* Bad arguments. */
+	char *docs[2];
+	int n = -1;
+	store_filter bad = { .name = "length", .text = "x", .has_min = 1, .min = 1 };
+	assert_failed(store_list_levels(s, NULL, &bad, 1, 0, 2, docs, NULL, &n, &err), &err,
+		      SF_EINVAL);
+	assert_non_null(strstr(err.msg, "length"));
+	bad = (store_filter){ .name = "length" };
+	assert_failed(store_list_levels(s, NULL, &bad, 1, 0, 2, docs, NULL, &n, &err), &err,
+		      SF_EINVAL);
+	bad = (store_filter){ .text = "x" };
+	assert_failed(store_list_levels(s, NULL, &bad, 1, 0, 2, docs, NULL, &n, &err), &err,
+		      SF_EINVAL);
+	store_filter nine[STORE_MAX_FILTERS + 1];
+	for (int i = 0; i < ARRAY_LEN(nine); i++)
+		nine[i] = square;
+	assert_failed(store_list_levels(s, NULL, nine, ARRAY_LEN(nine), 0, 2, docs, NULL, &n, &err),
+		      &err, SF_EINVAL);
+	assert_true(has_number(err.msg, STORE_MAX_FILTERS));
+	assert_failed(store_list_levels(s, NULL, NULL, 0, 0, -1, docs, NULL, &n, &err), &err,
+		      SF_EINVAL);
+	assert_int_equal(n, 0);
+	assert_failed(store_get_level(s, NULL, &doc, &err), &err, SF_EINVAL);
+
+	/* A bad level is refused before anything is written. */
+	insert(s, "job_bad", "lattice");
+	ok(store_job_started(s, "job_bad", &err), &err);
+	store_level broken[2] = { level("L7", "lattice", "{}"), level("L8", "lattice", NULL) };
+	assert_failed(store_job_succeeded(s, "job_bad", broken, 2, &err), &err, SF_EINVAL);
+	store_level many_tags = level("L7", "lattice", "{}");
+	many_tags.ntags = STORE_MAX_TAGS + 1;
+	assert_failed(store_job_succeeded(s, "job_bad", &many_tags, 1, &err), &err, SF_EINVAL);
+	/* Two tags of one name: the insert fails and the whole transition rolls back. */
+	store_level twice = level("L7", "lattice", "{}");
+	tag_num(&twice, "length", 1);
+	tag_num(&twice, "length", 2);
+	assert_failed(store_job_succeeded(s, "job_bad", &twice, 1, &err), &err, SF_EINVAL);
+	assert_non_null(strstr(err.msg, "L7"));
+	expect_state(s, "job_bad", JOB_RUNNING);
+	doc = NULL;
+	ok(store_get_level(s, "L7", &doc, &err), &err);
+	assert_null(doc);
+	store_close(s);
+}
+
+/* ---- evaluations ---- */
+
+static void test_evaluations(void **state)
+{
+	fixture *f = *state;
+	store *s = open_ok(f->path, STORE_READWRITE);
+	sf_err err = { 0 };
+	char *doc = (char *)"sentinel";
+	ok(store_get_evaluation(s, "square", "HPHPPHHPHPPHPHHP", &doc, &err), &err);
+	assert_null(doc);
+	ok(store_put_evaluation(s, "square", "HPHPPHHPHPPHPHHP", "{\"max_score\":6}", &err), &err);
+	ok(store_get_evaluation(s, "square", "HPHPPHHPHPPHPHHP", &doc, &err), &err);
+	assert_string_equal(doc, "{\"max_score\":6}");
+	free(doc);
+	/* The key is the pair. */
+	ok(store_get_evaluation(s, "cubic", "HPHPPHHPHPPHPHHP", &doc, &err), &err);
+	assert_null(doc);
+	ok(store_get_evaluation(s, "square", "HPHPPHHPHPPHPHH", &doc, &err), &err);
+	assert_null(doc);
+	/* A second put replaces. */
+	ok(store_put_evaluation(s, "square", "HPHPPHHPHPPHPHHP", "{\"max_score\":6,\"v\":2}", &err),
+	   &err);
+	ok(store_get_evaluation(s, "square", "HPHPPHHPHPPHPHHP", &doc, &err), &err);
+	assert_string_equal(doc, "{\"max_score\":6,\"v\":2}");
+	free(doc);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM evaluations"), 1);
+	assert_failed(store_put_evaluation(s, "square", "HP", NULL, &err), &err, SF_EINVAL);
+	assert_failed(store_get_evaluation(s, NULL, "HP", &doc, &err), &err, SF_EINVAL);
+	store_close(s);
+}
+
+/* ---- a reader beside the writer ---- */
+
+static void test_readonly_handle(void **state)
+{
+	fixture *f = *state;
+	store *w = open_ok(f->path, STORE_READWRITE);
+	store *r = open_ok(f->path, STORE_READONLY);
+	assert_int_equal(store_version(r), store_latest_version());
+	sf_err err = { 0 };
+	char *doc = NULL;
+	store_job job;
+	assert_int_equal(store_get_job(r, "job_w", &job, &err), 0);
+	ok(store_get_evaluation(r, "square", "HPPH", &doc, &err), &err);
+	assert_null(doc);
+
+	/* Committed writes are visible to the reader at once. */
+	insert(w, "job_w", "lattice");
+	ok(store_put_evaluation(w, "square", "HPPH", "{\"e\":1}", &err), &err);
+	job = get(r, "job_w");
+	assert_int_equal(job.state, JOB_QUEUED);
+	store_job_clear(&job);
+	ok(store_get_evaluation(r, "square", "HPPH", &doc, &err), &err);
+	assert_string_equal(doc, "{\"e\":1}");
+	free(doc);
+	ok(store_job_started(w, "job_w", &err), &err);
+	expect_state(r, "job_w", JOB_RUNNING);
+
+	/* The reader cannot write. */
+	store_job mine = new_job("job_r", "lattice", "{}", 1);
+	int rc = store_insert_job(r, &mine, NULL, NULL, NULL, &err);
+	assert_true(rc < 0);
+	assert_int_equal(err.code, rc);
+	assert_true(strlen(err.msg) > 0);
+	store_job_clear(&mine);
+	rc = store_put_evaluation(r, "square", "HH", "{}", &err);
+	assert_true(rc < 0 && strlen(err.msg) > 0);
+	rc = store_job_cancelled(r, "job_w", &err);
+	assert_true(rc < 0 && strlen(err.msg) > 0);
+	char(*ids)[40] = NULL;
+	size_t n = 0;
+	rc = store_pending_jobs(r, &ids, &n, &err);
+	assert_true(rc < 0 && strlen(err.msg) > 0);
+	assert_null(ids);
+	expect_state(w, "job_w", JOB_RUNNING);
+	assert_int_equal(store_get_job(w, "job_r", &job, &err), 0);
+	/* The writer still works after the reader's failures. */
+	ok(store_job_cancelled(w, "job_w", &err), &err);
+	expect_state(r, "job_w", JOB_CANCELLED);
+	store_close(r);
+	store_close(w);
+
+	/* A reader alone, after the writer has gone (and taken the -wal file). */
+	assert_int_not_equal(access(f->path, F_OK), -1);
+	r = open_ok(f->path, STORE_READONLY);
+	expect_state(r, "job_w", JOB_CANCELLED);
+	store_close(r);
+}
+
+static void test_concurrent_open(void **state)
+{
+	fixture *f = *state;
+	/* Processes racing to create and migrate one new database: each waits
+	 * for the lock, finds the work done and skips it. */
+	enum { PROCS = 6 };
+	pid_t pids[PROCS];
+	fflush(NULL);
+	for (int i = 0; i < PROCS; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (pids[i] == 0) {
+			sf_err err = { 0 };
+			store *s = store_open(f->path, STORE_READWRITE, &err);
+			if (!s) {
+				fprintf(stderr, "child %d: %s\n", i, err.msg);
+				_exit(1);
+			}
+			store_job job = { .kind = "lattice", .params = "{}" };
+			snprintf(job.id, sizeof job.id, "job_%d", i);
+			int rc = store_version(s) != store_latest_version() ||
+				 store_insert_job(s, &job, NULL, NULL, NULL, &err);
+			store_close(s);
+			_exit(rc ? 2 : 0);
+		}
+	}
+	for (int i = 0; i < PROCS; i++) {
+		int status = 0;
+		assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM jobs"), PROCS);
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), store_latest_version());
+}
+
+/* ---- values that look like SQL ---- */
+
+static void test_sql_lookalike_values(void **state)
+{
+	fixture *f = *state;
+	store *s = open_ok(f->path, STORE_READWRITE);
+	sf_err err = { 0 };
+	const char *id = "job_'; DROP TABLE jobs; --";
+	const char *kind = "lat\"tice'); DELETE FROM levels; --";
+	const char *params = "{\"name\":\"O'Brien; \\\"x\\\"\",\"sql\":\"' OR '1'='1\"}";
+	const char *key = "k'; UPDATE jobs SET state='failed'; --";
+	store_job job = new_job(id, kind, params, 3);
+	int existing = -1;
+	ok(store_insert_job(s, &job, key, "h'h", &existing, &err), &err);
+	store_job_clear(&job);
+	job = new_job("job_other", kind, params, 3);
+	ok(store_insert_job(s, &job, key, "h'h", &existing, &err), &err);
+	assert_int_equal(existing, 1);
+	assert_string_equal(job.id, id);
+	assert_string_equal(job.kind, kind);
+	assert_string_equal(job.params, params);
+	store_job_clear(&job);
+	ok(store_job_started(s, id, &err), &err);
+	const char *lid = "L'1\"; --";
+	const char *ldoc = "{\"q\":\"'; DROP TABLE levels; --\"}";
+	store_level lv = level(lid, kind, ldoc);
+	tag_text(&lv, "n'ame", "te'xt; --");
+	ok(store_job_succeeded(s, id, &lv, 1, &err), &err);
+	job = get(s, id);
+	assert_string_equal(job.kind, kind);
+	assert_string_equal(job.params, params);
+	assert_string_equal(job.level_ids, "[\"L'1\\\"; --\"]"); /* JSON-escaped quote */
+	store_job_clear(&job);
+	const store_filter fl = { .name = "n'ame", .text = "te'xt; --" };
+	const char *const want[] = { ldoc };
+	expect_levels(s, kind, &fl, 1, 0, 4, want, 1);
+	char *doc = NULL;
+	ok(store_get_level(s, lid, &doc, &err), &err);
+	assert_string_equal(doc, ldoc);
+	free(doc);
+	ok(store_put_evaluation(s, "sq'uare", "HP'; --", "{\"x\":\"'\"}", &err), &err);
+	ok(store_get_evaluation(s, "sq'uare", "HP'; --", &doc, &err), &err);
+	assert_string_equal(doc, "{\"x\":\"'\"}");
+	free(doc);
+	assert_failed(store_job_failed(s, "job_'--", "x", &err), &err, SF_EINVAL);
+	assert_non_null(strstr(err.msg, "job_'--"));
+	store_close(s);
+	/* Every table is still there and holds exactly what was put in. */
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM jobs"), 1);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM levels"), 1);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM jobs WHERE state = 'succeeded'"),
+			 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fresh_database, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reopen_does_not_reapply, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_newer_database_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readonly_refuses_older_database, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_failing_migration_rolls_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migration_foreign_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_migration_tables, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+		cmocka_unit_test(test_memory_database),
+		cmocka_unit_test(test_job_state_names),
+		cmocka_unit_test_setup_teardown(test_jobs_insert_get_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idempotency, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_transitions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pending_after_crash, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_levels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_evaluations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readonly_handle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sql_lookalike_values, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
