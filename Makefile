@@ -58,9 +58,12 @@ test: deps
 	@STARFORGE_BIN=$(abspath $(BIN)) sh tests/run.sh $(TESTS)
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BUILD)/bench/bench_lattice $(BUILD)/bench/bench_search
+	@sh scripts/deps.sh bench
+	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/bench_lattice $(BUILD)/bench/bench_search \
+		$(BUILD)/bench/bare_mhd
 	$(BUILD)/bench/bench_lattice
 	$(BUILD)/bench/bench_search
+	sh bench/http_bench.sh $(BIN) $(BUILD)/bench/bare_mhd
 
 format:
 	clang-format -i $(CORE_SRC) $(SERVER_SRC) $(wildcard core/*.h core/*/*.h server/*.h tests/*.c tests/*.h bench/*.c)
@@ -103,6 +106,10 @@ $(BUILD)/gen/assets.c: scripts/embed.sh $(ASSETS) $(BUILD)/gen/assets.list
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS) -MMD -MP -Iserver -c -o $@ $<
+
+$(BUILD)/bench/bare_mhd: bench/bare_mhd.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libcore.a
 	@mkdir -p $(dir $@)

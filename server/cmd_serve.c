@@ -57,6 +57,11 @@ static const char *pick(const char *arg, const char *env)
 
 int cli_serve(int argc, char **argv)
 {
+	/* One write(2) per log line would cost as much as serving the request:
+	 * block-buffer stderr (before any output, as setvbuf requires); the
+	 * service flushes it four times a second and at exit. */
+	static char logbuf[1 << 16];
+	setvbuf(stderr, logbuf, _IOFBF, sizeof logbuf);
 	const char *listen = NULL, *db = NULL, *workers = NULL, *max_queue = NULL,
 		   *job_threads = NULL, *eval_budget = NULL, *value;
 	for (int i = 1; i < argc; i++) {
@@ -136,6 +141,7 @@ int cli_serve(int argc, char **argv)
 	sf_err err = { 0 };
 	if (service_start(&svc, loop, &cfg, &err)) {
 		fprintf(stderr, "starforge serve: %s\n", err.msg);
+		fflush(stderr);
 		store_close(svc.db);
 		metrics_free(svc.metrics);
 		return err.code == SF_EINVAL ? CLI_USAGE : CLI_FAIL;

@@ -31,8 +31,14 @@ typedef struct eval_job {
 	char *doc; /* the evaluation as JSON text, from the worker */
 } eval_job;
 
-/* Adds the stars object for `cfg` to the cached evaluation text and answers. */
-static void answer(http_req *r, const char *doc, const stars_config *cfg)
+#define EVAL_MAX_AGE "public, max-age=86400"
+
+/*
+ * Answers with the cached evaluation text plus the stars object for `cfg`,
+ * through the response cache under `key`.
+ */
+static void answer(service *svc, http_req *r, const char *key, const char *doc,
+		   const stars_config *cfg)
 {
 	json_t *ev = json_loads(doc, 0, NULL);
 	json_t *hist = json_object_get(ev, "histogram");
@@ -50,8 +56,24 @@ static void answer(http_req *r, const char *doc, const stars_config *cfg)
 	sf_err serr = { 0 };
 	int ok = stars_thresholds(counts, (int)n, cfg, t, &serr) == 0;
 	json_object_set_new(ev, "stars", stars_json(cfg, "contacts", ok ? t : NULL, serr.msg));
-	const char *h[] = { "Cache-Control", "public, max-age=86400", NULL };
-	respond_json(r, 200, ev, h);
+	char *text = json_dumps(ev, JSON_COMPACT);
+	json_decref(ev);
+	rcache_hit hit;
+	if (!text || rcache_put(svc->responses, key, text, strlen(text), &hit)) {
+		free(text);
+		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
+		return;
+	}
+	free(text);
+	respond_cached(r, &hit, "application/json", EVAL_MAX_AGE);
+}
+
+/* The response cache key of an evaluation under a star rule. */
+static void eval_key(lat_kind kind, const lat_seq *seq, stars_strategy strat, char out[96])
+{
+	char text[LAT_MAX_LEN + 1];
+	lat_seq_format(seq, text);
+	snprintf(out, 96, "E:%s:%s:%s", lat_kind_name(kind), text, stars_strategy_name(strat));
 }
 
 static void eval_work(uv_work_t *w)
@@ -84,7 +106,9 @@ static void eval_after(uv_work_t *w, int status)
 		sf_err err = { 0 };
 		if (store_put_evaluation(svc->db, lat_kind_name(e->kind), seq, e->doc, &err))
 			fprintf(stderr, "evaluation cache: %s\n", err.msg);
-		answer(e->req, e->doc, &e->stars);
+		char key[96];
+		eval_key(e->kind, &e->seq, e->stars.strategy, key);
+		answer(svc, e->req, key, e->doc, &e->stars);
 	}
 	free(e->doc);
 	free(e);
@@ -112,17 +136,25 @@ void evaluations_get(service *svc, http_req *r, const route_match *m)
 	}
 	stars_config stars;
 	stars_config_default(&stars, strat);
+	metrics_shared *ms = metrics_shared_of(svc->metrics);
+	char key[96];
+	eval_key(kind, &seq, strat, key);
+	rcache_hit hit;
+	if (rcache_get(svc->responses, key, &hit)) {
+		atomic_fetch_add(&ms->cache_hits, 1);
+		respond_cached(r, &hit, "application/json", EVAL_MAX_AGE);
+		return;
+	}
 	char text[LAT_MAX_LEN + 1];
 	lat_seq_format(&seq, text);
 	char *doc = NULL;
-	metrics_shared *ms = metrics_shared_of(svc->metrics);
 	if (store_get_evaluation(svc->db, lat_kind_name(kind), text, &doc, &err)) {
 		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
 		return;
 	}
 	if (doc) {
 		atomic_fetch_add(&ms->cache_hits, 1);
-		answer(r, doc, &stars);
+		answer(svc, r, key, doc, &stars);
 		free(doc);
 		return;
 	}

@@ -10,63 +10,39 @@
 #include <string.h>
 
 #include "../core/kinds.h"
-#include "../core/sha256.h"
 #include "service.h"
 
 #define LEVEL_MAX_AGE "public, max-age=31536000, immutable"
 
-/* A strong ETag: the quoted hex of the first 16 bytes of SHA-256 of the body. */
-static void etag_of(const char *body, size_t len, char out[40])
-{
-	uint8_t d[SHA256_DIGEST_LEN];
-	sha256(body, len, d);
-	out[0] = '"';
-	sha256_hex(d, 16, out + 1);
-	out[33] = '"';
-	out[34] = '\0';
-}
-
-/* True when an If-None-Match value lists `etag` (or is "*"). */
-static int etag_matches(const char *inm, const char *etag)
-{
-	if (!inm)
-		return 0;
-	if (!strcmp(inm, "*"))
-		return 1;
-	size_t n = strlen(etag);
-	for (const char *p = strstr(inm, etag); p; p = strstr(p + 1, etag)) {
-		int starts = p == inm || p[-1] == ' ' || p[-1] == ',' ||
-			     (p >= inm + 2 && p[-2] == 'W' && p[-1] == '/');
-		int ends = p[n] == '\0' || p[n] == ',' || p[n] == ' ';
-		if (starts && ends)
-			return 1;
-	}
-	return 0;
-}
-
 void levels_get(service *svc, http_req *r, const route_match *m)
 {
 	const char *id = route_param(m, "id");
-	char *doc = NULL;
-	sf_err err = { 0 };
-	if (store_get_level(svc->db, id, &doc, &err)) {
-		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
-		return;
+	char key[ROUTE_MAX_VALUE + 4];
+	snprintf(key, sizeof key, "L:%s", id);
+	rcache_hit hit;
+	if (!rcache_get(svc->responses, key, &hit)) {
+		char *doc = NULL;
+		sf_err err = { 0 };
+		if (store_get_level(svc->db, id, &doc, &err)) {
+			respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s",
+					err.msg);
+			return;
+		}
+		if (!doc) {
+			respond_problem(r, 404, "not-found", "No such level", NULL,
+					"no level with id '%s'", id);
+			return;
+		}
+		int rc = rcache_put(svc->responses, key, doc, strlen(doc), &hit);
+		if (rc) {
+			free(doc);
+			respond_problem(r, 500, "internal", "Internal error", NULL,
+					"out of memory");
+			return;
+		}
+		free(doc);
 	}
-	if (!doc) {
-		respond_problem(r, 404, "not-found", "No such level", NULL, "no level with id '%s'",
-				id);
-		return;
-	}
-	size_t len = strlen(doc);
-	char etag[40];
-	etag_of(doc, len, etag);
-	const char *h[] = { "ETag", etag, "Cache-Control", LEVEL_MAX_AGE, NULL };
-	if (etag_matches(http_req_header(r, "If-None-Match"), etag))
-		http_respond(r, 304, NULL, "", 0, h);
-	else
-		http_respond(r, 200, "application/json", doc, len, h);
-	free(doc);
+	respond_cached(r, &hit, "application/json", LEVEL_MAX_AGE);
 }
 
 typedef struct filter_ctx {

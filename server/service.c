@@ -36,17 +36,85 @@ void respond_json(http_req *r, int status, json_t *doc, const char *const *heade
 	free(text);
 }
 
+/* True when an If-None-Match value lists `etag` (weak or strong) or is "*". */
+static int etag_matches(const char *inm, const char *etag)
+{
+	if (!inm)
+		return 0;
+	if (!strcmp(inm, "*"))
+		return 1;
+	size_t n = strlen(etag);
+	for (const char *p = strstr(inm, etag); p; p = strstr(p + 1, etag)) {
+		int starts = p == inm || p[-1] == ' ' || p[-1] == ',' || p[-1] == '/';
+		int ends = p[n] == '\0' || p[n] == ',' || p[n] == ' ';
+		if (starts && ends)
+			return 1;
+	}
+	return 0;
+}
+
+void respond_cached(http_req *r, const rcache_hit *hit, const char *content_type,
+		    const char *cache_control)
+{
+	const char *h[] = { "ETag", hit->etag, "Cache-Control", cache_control, NULL };
+	if (etag_matches(http_req_header(r, "If-None-Match"), hit->etag))
+		http_respond(r, 304, NULL, "", 0, h);
+	else
+		http_respond(r, 200, content_type, hit->body, hit->len, h);
+}
+
+/*
+ * Makes `s` valid UTF-8 in place: every byte that does not start a
+ * well-formed sequence (a stray continuation byte, a truncated sequence, an
+ * overlong form, a surrogate, a code point above U+10FFFF) becomes '?'.
+ * JSON strings must be UTF-8 (jansson refuses anything else), and a problem
+ * detail quotes what the client sent: a path segment such as %FF, a query
+ * value, a kind name cut short by the detail's size.
+ */
+static void utf8_scrub(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	while (*p) {
+		unsigned c = *p;
+		int n = -1; /* continuation bytes after the lead byte */
+		if (c < 0x80)
+			n = 0;
+		else if (c >= 0xC2 && c <= 0xDF)
+			n = 1;
+		else if (c >= 0xE0 && c <= 0xEF)
+			n = 2;
+		else if (c >= 0xF0 && c <= 0xF4)
+			n = 3;
+		int ok = n >= 0;
+		for (int i = 1; ok && i <= n; i++)
+			ok = (p[i] & 0xC0) == 0x80;
+		if (ok && n >= 2) {
+			unsigned c1 = p[1];
+			ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0) &&
+			     !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+		}
+		if (!ok) {
+			*p++ = '?';
+			continue;
+		}
+		p += n + 1;
+	}
+}
+
 void respond_problem(http_req *r, int status, const char *slug, const char *title,
 		     const char *const *headers, const char *fmt, ...)
 {
-	char detail[512], type[128];
+	char detail[512], type[128], instance[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof detail, fmt, ap);
 	va_end(ap);
 	snprintf(type, sizeof type, "https://starforge.dev/problems/%s", slug);
+	snprintf(instance, sizeof instance, "%s", http_req_path(r));
+	utf8_scrub(detail);
+	utf8_scrub(instance);
 	json_t *doc = json_pack("{s:s, s:s, s:i, s:s, s:s}", "type", type, "title", title, "status",
-				status, "detail", detail, "instance", http_req_path(r));
+				status, "detail", detail, "instance", instance);
 	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
 	if (text)
@@ -227,6 +295,12 @@ static void request_done(void *app, http_req *r, int status, double seconds)
 
 /* ---- start and stop ---- */
 
+static void flush_log(uv_timer_t *t)
+{
+	(void)t;
+	fflush(stderr);
+}
+
 static void on_signal(uv_signal_t *s, int signum)
 {
 	service *svc = s->data;
@@ -239,12 +313,15 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 	memset(svc, 0, sizeof *svc);
 	svc->loop = loop;
 	svc->cfg = *cfg;
-	if (!(svc->metrics = metrics_new()))
-		return sf_err_set(err, SF_ENOMEM, "out of memory for metrics");
+	if (!(svc->metrics = metrics_new()) || !(svc->responses = rcache_new(4096)))
+		return sf_err_set(err, SF_ENOMEM, "out of memory for metrics and caches");
 	if (!(svc->db = store_open(cfg->db_path, STORE_READWRITE, err)))
 		return err->code;
 	fprintf(stderr, "serve: database %s at schema version %d\n", cfg->db_path,
 		store_version(svc->db));
+	/* stderr is block-buffered (cmd_serve.c): flush it four times a second. */
+	uv_timer_init(loop, &svc->log_flush);
+	uv_timer_start(&svc->log_flush, flush_log, 250, 250);
 	uv_async_init(loop, &svc->progress_async, jobs_on_progress);
 	svc->progress_async.data = svc;
 	uv_signal_init(loop, &svc->sigterm);
@@ -281,11 +358,15 @@ static void on_http_closed(void *arg)
 {
 	service *svc = arg;
 	close_handle((uv_handle_t *)&svc->progress_async);
+	close_handle((uv_handle_t *)&svc->log_flush);
 	close_handle((uv_handle_t *)&svc->sigterm);
 	close_handle((uv_handle_t *)&svc->sigint);
 	store_close(svc->db);
 	svc->db = NULL;
+	rcache_free(svc->responses);
+	svc->responses = NULL;
 	fprintf(stderr, "serve: stopped\n");
+	fflush(stderr);
 }
 
 void service_stop(service *svc)

@@ -15,6 +15,7 @@
 
 #include "http.h"
 #include "metrics.h"
+#include "rcache.h"
 #include "routes.h"
 #include "store.h"
 
@@ -39,6 +40,8 @@ typedef struct service {
 	http_server *http;
 	uv_signal_t sigterm, sigint;
 	uv_async_t progress_async; /* workers: "some job has progress" */
+	uv_timer_t log_flush;      /* stderr is block-buffered; flushed on this tick */
+	rcache *responses;         /* bodies of immutable answers (levels, evaluations) */
 	int stopping;
 	/* jobs.c */
 	job_rt *queue_head, *queue_tail; /* waiting, oldest first */
@@ -57,6 +60,14 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 void service_stop(service *svc);
 
 /* ---- responses (service.c) ---- */
+
+/*
+ * Answers an immutable body from the response cache: 304 when the request's
+ * If-None-Match lists its ETag, else 200 with `content_type`; both with the
+ * ETag and `cache_control`.
+ */
+void respond_cached(http_req *r, const rcache_hit *hit, const char *content_type,
+		    const char *cache_control);
 
 /* Answers with `doc` as JSON (consumes the reference) and extra headers (name, value, ..., NULL).
  */

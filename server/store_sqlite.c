@@ -353,10 +353,23 @@ static int pragma(store *s, const char *sql, const char *want, const char *path,
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	if (rc == SQLITE_OK) {
+	/*
+	 * Switching a new database to WAL needs an exclusive lock, and SQLite
+	 * answers SQLITE_BUSY at once, without the busy handler, while another
+	 * process is creating it: retry for as long as busy_timeout would wait.
+	 */
+	for (int waited = 0; rc == SQLITE_OK;) {
 		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+		if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
 			rc = SQLITE_OK;
+			break;
+		}
+		if ((rc & 0xff) != SQLITE_BUSY || waited >= BUSY_TIMEOUT_MS)
+			break;
+		sqlite3_reset(st);
+		sqlite3_sleep(10);
+		waited += 10;
+		rc = SQLITE_OK;
 	}
 	int ret = rc == SQLITE_OK ? 0 : store__db_err(s, rc, err, "store_open: %s: %s", path, sql);
 	if (!ret && want) {
