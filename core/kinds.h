@@ -25,6 +25,9 @@ typedef struct sf_gen_opts {
 	void *progress_arg;
 	const atomic_int *cancel; /* stop when non-zero; may be NULL */
 	double deadline;          /* CLOCK_MONOTONIC seconds (ga_clock_now()); 0: none */
+	/* The kind's evaluation cache, or NULL: its type is the kind's own
+	 * (lattice: lat_eval_cache). Never changes the levels. */
+	const void *eval_cache;
 } sf_gen_opts;
 
 typedef struct sf_kind {

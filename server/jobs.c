@@ -185,7 +185,8 @@ static void job_work(uv_work_t *w)
 			     .threads = j->svc->cfg.job_threads,
 			     .progress = job_progress,
 			     .progress_arg = j,
-			     .cancel = &j->cancel };
+			     .cancel = &j->cancel,
+			     .eval_cache = evalcache_iface(j->svc->evals) };
 	j->result = j->kind->generate(j->params, &opts, &j->err);
 }
 
@@ -270,6 +271,9 @@ static void job_after(uv_work_t *w, int status)
 	const char *outcome =
 		j->result ? json_string_value(json_object_get(j->result, "status")) : NULL;
 	char detail[320];
+	/* Evaluations the job computed, for later jobs and requests. */
+	if (evalcache_flush(svc->evals, svc->db, &err))
+		fprintf(stderr, "job %s: evaluation cache: %s\n", j->id, err.msg);
 	/* The last progress the generator reported becomes the job's record. */
 	uv_mutex_lock(&j->mu);
 	if (j->dirty)

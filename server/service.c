@@ -319,6 +319,8 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 		return err->code;
 	fprintf(stderr, "serve: database %s at schema version %d\n", cfg->db_path,
 		store_version(svc->db));
+	if (!(svc->evals = evalcache_new(cfg->db_path, metrics_shared_of(svc->metrics))))
+		return sf_err_set(err, SF_ENOMEM, "out of memory for the evaluation cache");
 	/* stderr is block-buffered (cmd_serve.c): flush it four times a second. */
 	uv_timer_init(loop, &svc->log_flush);
 	uv_timer_start(&svc->log_flush, flush_log, 250, 250);
@@ -365,6 +367,8 @@ static void on_http_closed(void *arg)
 	svc->db = NULL;
 	rcache_free(svc->responses);
 	svc->responses = NULL;
+	evalcache_free(svc->evals);
+	svc->evals = NULL;
 	fprintf(stderr, "serve: stopped\n");
 	fflush(stderr);
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "evalcache.h"
 #include "http.h"
 #include "metrics.h"
 #include "rcache.h"
@@ -42,6 +43,7 @@ typedef struct service {
 	uv_async_t progress_async; /* workers: "some job has progress" */
 	uv_timer_t log_flush;      /* stderr is block-buffered; flushed on this tick */
 	rcache *responses;         /* bodies of immutable answers (levels, evaluations) */
+	evalcache *evals;          /* the lattice search's side of the evaluation cache */
 	int stopping;
 	/* jobs.c */
 	job_rt *queue_head, *queue_tail; /* waiting, oldest first */

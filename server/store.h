@@ -222,6 +222,17 @@ int store_get_evaluation(store *s, const char *lattice, const char *sequence, ch
 int store_put_evaluation(store *s, const char *lattice, const char *sequence, const char *doc,
 			 sf_err *err);
 
+/* One entry of store_put_evaluations(). */
+typedef struct store_evaluation {
+	const char *lattice, *sequence, *doc;
+} store_evaluation;
+
+/*
+ * Stores (or replaces) evals[0..n-1] in one transaction: a search's new
+ * evaluations cost one commit, not one each. All or nothing.
+ */
+int store_put_evaluations(store *s, const store_evaluation *evals, size_t n, sf_err *err);
+
 /* Frees the strings of `job` and zeroes it. */
 void store_job_clear(store_job *job);
 

@@ -626,25 +626,44 @@ int store_get_evaluation(store *s, const char *lattice, const char *sequence, ch
  * earlier entry, in one committed transaction. Fails (nothing written) on
  * a READONLY handle.
  */
+int store_put_evaluations(store *s, const store_evaluation *evals, size_t n, sf_err *err)
+{
+	if (!s || (n && !evals))
+		return sf_err_set(err, SF_EINVAL, "store_put_evaluations: no store or evaluations");
+	if (!n)
+		return 0;
+	int rc = store__begin(s, err, "store_put_evaluations");
+	if (rc)
+		return rc;
+	int64_t now = store__now_ms();
+	for (size_t i = 0; i < n; i++) {
+		const store_evaluation *e = &evals[i];
+		if (!e->lattice || !e->sequence || !e->doc) {
+			sf_err_set(err, SF_EINVAL, "store_put_evaluations: entry %zu lacks lattice, "
+						   "sequence or doc", i);
+			return store__fail(s, SF_EINVAL);
+		}
+		sqlite3_stmt *st;
+		if ((rc = store__prep(s, ST_EVAL_PUT, &st, err)) != 0)
+			return store__fail(s, rc);
+		if (store__bind_text(st, 1, e->lattice) || store__bind_text(st, 2, e->sequence) ||
+		    store__bind_text(st, 3, e->doc) || sqlite3_bind_int64(st, 4, now)) {
+			rc = store__bind_err(s, err, "store_put_evaluations");
+			store__done(st);
+			return store__fail(s, rc);
+		}
+		if ((rc = store__step_write(s, st, err, "store_put_evaluations")) != 0)
+			return store__fail(s, rc);
+	}
+	return store__commit(s, err, "store_put_evaluations");
+}
+
 int store_put_evaluation(store *s, const char *lattice, const char *sequence, const char *doc,
 			 sf_err *err)
 {
 	if (!s || !lattice || !sequence || !doc)
 		return sf_err_set(err, SF_EINVAL,
 				  "store_put_evaluation: no store, lattice, sequence or doc");
-	int rc = store__begin(s, err, "store_put_evaluation");
-	if (rc)
-		return rc;
-	sqlite3_stmt *st;
-	if ((rc = store__prep(s, ST_EVAL_PUT, &st, err)) != 0)
-		return store__fail(s, rc);
-	if (store__bind_text(st, 1, lattice) || store__bind_text(st, 2, sequence) ||
-	    store__bind_text(st, 3, doc) || sqlite3_bind_int64(st, 4, store__now_ms())) {
-		rc = store__bind_err(s, err, "store_put_evaluation");
-		store__done(st);
-		return store__fail(s, rc);
-	}
-	if ((rc = store__step_write(s, st, err, "store_put_evaluation")) != 0)
-		return store__fail(s, rc);
-	return store__commit(s, err, "store_put_evaluation");
+	store_evaluation e = { lattice, sequence, doc };
+	return store_put_evaluations(s, &e, 1, err);
 }

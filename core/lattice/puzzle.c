@@ -226,6 +226,7 @@ typedef struct lat_evaluator {
 	size_t n;
 	ga_eval *out;
 	uint8_t *rateable; /* when set: 1 where the puzzle has three star bands */
+	const lat_eval_cache *cache; /* when set: consulted first, fed full evaluations */
 	atomic_size_t next;
 } lat_evaluator;
 
@@ -247,7 +248,19 @@ static void eval_worker(void *arg, int worker)
 		if (i >= ev->n)
 			break;
 		lat_seq seq = seq_of(ev->genomes + i * (size_t)len, len);
-		int max = lat_db_histogram(ev->db, &seq, hist);
+		int max = ev->cache ? ev->cache->get(ev->cache->ctx, ev->p->lattice, &seq, hist) : -1;
+		if (max < 0 && ev->cache) {
+			/* A miss: evaluate in full, examples included, so that the cache
+			 * entry can answer an evaluation request as well. */
+			static _Thread_local lat_result res;
+			if (lat_db_evaluate(ev->db, &seq, &res, NULL) == 0) {
+				ev->cache->put(ev->cache->ctx, &res, &seq);
+				memcpy(hist, res.hist, sizeof res.hist);
+				max = res.max_score;
+			}
+		}
+		if (max < 0)
+			max = lat_db_histogram(ev->db, &seq, hist);
 		ev->out[i] = lat_fitness_of(ev->p, &seq, hist, max);
 		if (ev->rateable) {
 			int t[3];
@@ -468,7 +481,10 @@ int lat_search_run(const lat_search_params *p, const lat_search_opts *opts, lat_
 			return err ? err->code : SF_ENOMEM;
 	}
 
-	lat_evaluator ev = { .p = p, .db = db, .threads = opts->threads };
+	lat_evaluator ev = { .p = p,
+			     .db = db,
+			     .threads = opts->threads,
+			     .cache = p->algorithm == LAT_ALG_EXHAUSTIVE ? NULL : opts->cache };
 	ga_result gr = { 0 };
 	size_t count = (size_t)p->count;
 	if (p->algorithm == LAT_ALG_EXHAUSTIVE) {

@@ -80,10 +80,27 @@ typedef struct lat_search_result {
 	uint64_t evaluations; /* distinct sequences evaluated */
 } lat_search_result;
 
+/*
+ * An evaluation cache the search consults before computing, so that a
+ * sequence evaluated by an earlier job or request is not evaluated again
+ * (the service puts its SQLite table behind it). Both functions are called
+ * from evaluation threads at once and must be thread-safe.
+ */
+typedef struct lat_eval_cache {
+	void *ctx;
+	/* Fills hist[0..LAT_MAX_SCORE] and returns the max score, or -1 on a miss. */
+	int (*get)(void *ctx, lat_kind kind, const lat_seq *seq, uint64_t hist[LAT_MAX_SCORE + 1]);
+	/* Offers a full evaluation (examples included) just computed; may defer the write. */
+	void (*put)(void *ctx, const lat_result *res, const lat_seq *seq);
+} lat_eval_cache;
+
 typedef struct lat_search_opts {
 	uint64_t seed;
 	int threads;          /* evaluation threads, >= 1; never changes the result */
 	const lat_db *db;     /* a warm database of the right lattice and length, or NULL */
+	/* Consulted by ga and map_elites (not exhaustive, which meets every
+	 * sequence once); NULL: none. Never changes the result. */
+	const lat_eval_cache *cache;
 	void (*progress)(void *arg, const ga_generation *gen);
 	void *progress_arg;
 	const atomic_int *cancel;
