@@ -338,6 +338,15 @@ static void jobs_pump(service *svc)
 		service_stop(svc); /* finishes the stop once the last job is back */
 }
 
+void jobs_free_queue(service *svc)
+{
+	while (svc->queue_head) {
+		job_rt *j = svc->queue_head;
+		queue_remove(svc, j);
+		job_rt_free(j); /* still queued in the store: a restart runs it */
+	}
+}
+
 void jobs_stop_all(service *svc)
 {
 	for (job_rt *j = svc->running; j; j = j->next) {

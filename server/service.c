@@ -365,6 +365,7 @@ static void on_http_closed(void *arg)
 	close_handle((uv_handle_t *)&svc->sigint);
 	store_close(svc->db);
 	svc->db = NULL;
+	jobs_free_queue(svc);
 	rcache_free(svc->responses);
 	svc->responses = NULL;
 	evalcache_free(svc->evals);

@@ -112,5 +112,7 @@ int jobs_resume_pending(service *svc, sf_err *err);
 void jobs_on_progress(uv_async_t *a);
 /* jobs.c: ask every running job to stop at its next generation and be requeued. */
 void jobs_stop_all(service *svc);
+/* jobs.c: drop the in-memory queue at exit (the store keeps the jobs queued). */
+void jobs_free_queue(service *svc);
 
 #endif
