@@ -4,7 +4,9 @@
 #
 #   make            build build/starforge
 #   make run        build and start the service (starforge serve, defaults)
-#   make test       build and run every cmocka test binary
+#   make test       build, then the integration tests (Node.js, the pinned
+#                   npm packages of package-lock.json) and every cmocka
+#                   test binary
 #   make test SANITIZE=address,undefined   the same under ASan and UBSan
 #   make bench      the benchmarks (not tests; figures in README)
 #   make format     clang-format every C file in place
@@ -53,8 +55,13 @@ deps:
 run: all
 	$(BIN) serve
 
+# The integration tests (tests/integration/run.sh: npm ci when needed, the
+# OpenAPI lint, the real binary over HTTP) come first, so that the output
+# ends with cmocka's summary.
 test: deps
+	@sh scripts/deps.sh test
 	@$(MAKE) --no-print-directory $(BIN) $(TESTS)
+	@STARFORGE_BIN=$(abspath $(BIN)) sh tests/integration/run.sh
 	@STARFORGE_BIN=$(abspath $(BIN)) sh tests/run.sh $(TESTS)
 
 bench: deps

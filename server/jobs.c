@@ -209,6 +209,7 @@ static void level_tags(const json_t *level, store_level *out, char text[8][32])
 			int i = out->ntags;
 			if (json_is_number(v)) {
 				out->tag_num[i] = json_number_value(v);
+				out->tag_has_num[i] = 1; /* a number and its text (store.h) */
 				snprintf(text[i], 32, "%.17g", out->tag_num[i]);
 				out->tag_text[i] = text[i];
 			} else if (s == 0 && json_is_string(v)) {
@@ -461,7 +462,7 @@ void jobs_submit(service *svc, http_req *r, const route_match *m)
 	size_t len;
 	const char *body = http_req_body(r, &len);
 	json_error_t jerr;
-	json_t *req = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *req = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (!req) {
 		respond_problem(r, 400, "invalid-json", "Malformed JSON", NULL,
 				"the body is not valid JSON: %s (line %d, column %d)", jerr.text,

@@ -73,19 +73,23 @@ typedef struct store_level {
 	/*
 	 * Filter tags, kind-specific (lattice: "lattice", "length",
 	 * "distinct_scores"); ntags in 0..STORE_MAX_TAGS, names distinct within
-	 * a level.
+	 * a level. A tag has a text, a number, or both: a text tag has
+	 * tag_text; a numeric tag has tag_text NULL and tag_num; a tag with
+	 * tag_text and tag_has_num set has both (a number written as text, so
+	 * that a text filter and a min filter each find it).
 	 */
 	int ntags;
 	const char *tag_name[STORE_MAX_TAGS];
 	const char *tag_text[STORE_MAX_TAGS]; /* NULL for a numeric tag */
 	double tag_num[STORE_MAX_TAGS];
+	unsigned char tag_has_num[STORE_MAX_TAGS]; /* tag_num counts despite tag_text */
 } store_level;
 
 /*
  * One filter of store_list_levels(): the level has a tag `name` whose text
  * equals `text`, or (has_min) whose number is >= `min`. Exactly one of the
- * two must be given; a text filter never matches a numeric tag and a min
- * filter never matches a text tag.
+ * two must be given; a text filter never matches a tag without a text and
+ * a min filter never matches a tag without a number.
  */
 typedef struct store_filter {
 	const char *name;

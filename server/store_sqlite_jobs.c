@@ -390,8 +390,9 @@ static int level_insert(store *s, const store_level *lv, int64_t now, sf_err *er
 			return rc;
 		if (store__bind_text(st, 1, lv->id) || store__bind_text(st, 2, lv->tag_name[t]) ||
 		    store__bind_text(st, 3, lv->tag_text[t]) ||
-		    (lv->tag_text[t] ? sqlite3_bind_null(st, 4)
-				     : sqlite3_bind_double(st, 4, lv->tag_num[t]))) {
+		    (lv->tag_text[t] && !lv->tag_has_num[t]
+			     ? sqlite3_bind_null(st, 4)
+			     : sqlite3_bind_double(st, 4, lv->tag_num[t]))) {
 			rc = store__bind_err(s, err, "store_job_succeeded");
 			store__done(st);
 			return rc;

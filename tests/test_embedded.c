@@ -102,10 +102,17 @@ static void test_assets(void **state)
 		"openapi.yaml",
 		"schema/evaluation.schema.json",
 		"schema/generate-result.schema.json",
+		"schema/health.schema.json",
+		"schema/job-list.schema.json",
+		"schema/job-request.schema.json",
+		"schema/job.schema.json",
 		"schema/lattice/level.schema.json",
 		"schema/lattice/params.schema.json",
 		"schema/lattice/puzzle.schema.json",
+		"schema/level-list.schema.json",
 		"schema/level.schema.json",
+		"schema/problem.schema.json",
+		"schema/readiness.schema.json",
 		"schema/stars.schema.json",
 	};
 	for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {

@@ -986,6 +986,20 @@ static void test_levels(void **state)
 		}
 	}
 
+	/* A number with its text form (tag_has_num) answers both kinds of filter. */
+	store_level d[1] = { level("L4", "lattice", "{\"id\":\"L4\"}") };
+	tag_text(&d[0], "width", "7");
+	d[0].tag_num[0] = 7;
+	d[0].tag_has_num[0] = 1;
+	succeed(s, "job_4", d, 1);
+	const char *const want_l4[] = { "{\"id\":\"L4\"}" };
+	const store_filter width_text = { .name = "width", .text = "7" };
+	expect_levels(s, NULL, &width_text, 1, 0, 16, want_l4, 1);
+	const store_filter width7 = { .name = "width", .has_min = 1, .min = 7 };
+	expect_levels(s, NULL, &width7, 1, 0, 16, want_l4, 1);
+	const store_filter width8 = { .name = "width", .has_min = 1, .min = 7.5 };
+	expect_levels(s, NULL, &width8, 1, 0, 16, NULL, 0);
+
 	/* Bad arguments. */
 	char *docs[2];
 	int n = -1;

@@ -1,0 +1,313 @@
+// harness.mjs - what every integration test file shares: start and stop the
+// real `starforge serve` binary on a free loopback port with a database in a
+// temporary folder, talk to it over real HTTP (the built-in fetch), and
+// validate what it answers against the JSON Schemas in schema/ with Ajv.
+//
+// The binary is $STARFORGE_BIN (the Makefile sets it; under SANITIZE it is
+// the sanitizer build), else build/starforge. Nothing here needs a package
+// beyond the pinned ajv and ajv-formats (package.json).
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const BIN = path.resolve(ROOT, process.env.STARFORGE_BIN || 'build/starforge');
+
+// Slow builds (ASan, UBSan) get longer waits; every deadline below scales.
+export const SLOW = /sanitize/.test(BIN) || !!process.env.STARFORGE_SLOW;
+export const SCALE = SLOW ? 4 : 1;
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/* ---- the server ---- */
+
+/**
+ * Starts `starforge serve` on 127.0.0.1, port 0 (a free one), and resolves
+ * once it logs "serve: listening on http://127.0.0.1:PORT". `db` defaults to
+ * a new file in a new temporary folder; pass a server's `db` to restart on
+ * the same database. `args` are extra options (--workers 1, ...).
+ */
+export async function startServer({ args = [], db } = {}) {
+  let dir = null;
+  if (!db) {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'starforge-it-'));
+    db = path.join(dir, 'starforge.db');
+  }
+  const proc = spawn(BIN, ['serve', '--listen', '127.0.0.1:0', '--db', db, ...args], {
+    // Under ASan a leak or an error makes the exit code non-zero, which
+    // stopAndClean() reports along with the log (the sanitizer's report).
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const server = {
+    proc,
+    db,
+    dir,
+    port: 0,
+    base: '',
+    log: '',
+    exited: null, // { code, signal } once the process is gone
+  };
+  const exited = new Promise((resolve) => {
+    proc.on('exit', (code, signal) => {
+      server.exited = { code, signal };
+      resolve(server.exited);
+    });
+  });
+  server.exitPromise = exited;
+  proc.stderr.setEncoding('utf8');
+  const listening = new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no "listening" line within ${10 * SCALE} s:\n${server.log}`)),
+      10_000 * SCALE,
+    );
+    proc.stderr.on('data', (chunk) => {
+      server.log += chunk;
+      const m = /serve: listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(server.log);
+      if (m && !server.port) {
+        clearTimeout(timer);
+        server.port = Number(m[1]);
+        server.base = `http://127.0.0.1:${server.port}`;
+        resolve();
+      }
+    });
+    exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`starforge serve exited (${code ?? signal}) before listening:\n${server.log}`));
+    });
+    proc.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+  await listening;
+  return server;
+}
+
+/**
+ * Sends `signal` (SIGTERM: a graceful stop) and resolves with the exit
+ * { code, signal } once the process is gone; rejects when it takes longer
+ * than `timeoutMs` (the process is then killed).
+ */
+export async function stopServer(server, { signal = 'SIGTERM', timeoutMs = 10_000 * SCALE } = {}) {
+  if (!server.exited) server.proc.kill(signal);
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => {
+      server.proc.kill('SIGKILL');
+      reject(new Error(`starforge serve did not exit within ${timeoutMs} ms of ${signal}:\n${server.log}`));
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([server.exitPromise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** SIGTERM, assert a clean exit (code 0), then remove the temporary folder. */
+export async function stopAndClean(server) {
+  try {
+    const { code, signal } = await stopServer(server);
+    assert.equal(signal, null, `killed by ${signal}:\n${server.log}`);
+    assert.equal(code, 0, `exit code ${code}:\n${server.log}`);
+  } finally {
+    removeDir(server);
+  }
+}
+
+/** Removes the server's temporary folder (the database with it). */
+export function removeDir(server) {
+  if (server.dir) fs.rmSync(server.dir, { recursive: true, force: true });
+}
+
+/* ---- HTTP ---- */
+
+/**
+ * fetch() on the server: `path` is "/v1/jobs"..., `json` (when given) is
+ * sent as the JSON body. Resolves with { status, headers, text, body },
+ * body being the parsed JSON when the response is JSON, else null.
+ */
+export async function request(server, pathname, { method = 'GET', json, body, headers = {} } = {}) {
+  const init = { method, headers: { ...headers } };
+  if (json !== undefined) {
+    init.body = JSON.stringify(json);
+    init.headers['content-type'] = 'application/json';
+  } else if (body !== undefined) {
+    init.body = body;
+  }
+  const res = await fetch(server.base + pathname, init);
+  const text = await res.text();
+  const type = res.headers.get('content-type') || '';
+  let parsed = null;
+  if (/json/.test(type) && text) parsed = JSON.parse(text);
+  return { status: res.status, headers: res.headers, text, body: parsed };
+}
+
+/** GET, asserting the status and a JSON body; resolves with the body. */
+export async function getJson(server, pathname, status = 200) {
+  const res = await request(server, pathname);
+  assert.equal(res.status, status, `GET ${pathname}: ${res.text}`);
+  assert.match(res.headers.get('content-type') || '', /^application\/json/);
+  return res.body;
+}
+
+/**
+ * Asserts that `res` is a problem document: the status, the media type
+ * application/problem+json, the schema, `status` repeated in the body and,
+ * when given, the type's slug.
+ */
+export function assertProblem(res, status, slug) {
+  assert.equal(res.status, status, `expected ${status}, got ${res.status}: ${res.text}`);
+  assert.equal(res.headers.get('content-type'), 'application/problem+json');
+  assertValid('problem', res.body);
+  assert.equal(res.body.status, status);
+  if (slug) assert.equal(res.body.type, `https://starforge.dev/problems/${slug}`);
+  return res.body;
+}
+
+/** Polls `fn` every `intervalMs` until it returns a truthy value; rejects after `timeoutMs`. */
+export async function waitFor(fn, { timeoutMs = 10_000 * SCALE, intervalMs = 50, what = 'condition' } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+export const FINAL_STATES = ['succeeded', 'failed', 'cancelled'];
+
+/** Polls GET /v1/jobs/{id} until the job is in one of `states`; resolves with the job. */
+export async function waitForJob(server, id, { states = FINAL_STATES, timeoutMs } = {}) {
+  return waitFor(
+    async () => {
+      const job = await getJson(server, `/v1/jobs/${id}`);
+      return states.includes(job.state) ? job : null;
+    },
+    { timeoutMs, what: `job ${id} to be ${states.join(' or ')}` },
+  );
+}
+
+/** POST /v1/jobs with `json`, asserting 202; resolves with the job. */
+export async function submit(server, json, headers = {}) {
+  const res = await request(server, '/v1/jobs', { method: 'POST', json, headers });
+  assert.equal(res.status, 202, `POST /v1/jobs ${JSON.stringify(json)}: ${res.text}`);
+  assertValid('job', res.body);
+  return res.body;
+}
+
+/**
+ * A job long enough to cancel or interrupt: the exhaustive search of length
+ * 18, 5-10 s on two cores. Sanitizer builds are about four times slower, so
+ * there length 17 (2.5 times less work) keeps the suite's time in bounds
+ * while each job still runs for seconds.
+ */
+export const LONG_JOB = (seed = 1) => ({
+  kind: 'lattice',
+  params: { algorithm: 'exhaustive', length: SLOW ? 17 : 18 },
+  seed,
+});
+
+/** A job that takes milliseconds. */
+export const QUICK_JOB = (seed = 1, params = {}) => ({
+  kind: 'lattice',
+  params: { length: 10, generations: 5, ...params },
+  seed,
+});
+
+/* ---- the database ---- */
+
+/**
+ * Runs `sql` on a stopped server's database with the sqlite3 command-line
+ * shell (scripts/deps.sh test installs it) and returns the rows, each an
+ * array of column texts. Only for looking; the server owns the file.
+ */
+export function sqlite(db, sql) {
+  const out = execFileSync('sqlite3', ['-batch', '-bail', '-noheader', '-separator', '\t', db, sql], {
+    encoding: 'utf8',
+  });
+  return out
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.split('\t'));
+}
+
+/* ---- metrics ---- */
+
+/**
+ * Parses the Prometheus text format into a Map from "name{labels}" (labels
+ * as written) or "name" to the numeric value.
+ */
+export function parseMetrics(text) {
+  const samples = new Map();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{.*\})?) (\S+)$/.exec(line);
+    assert.ok(m, `not a Prometheus sample line: ${JSON.stringify(line)}`);
+    samples.set(m[1], Number(m[2]));
+  }
+  return samples;
+}
+
+export async function metrics(server) {
+  const res = await request(server, '/metrics');
+  assert.equal(res.status, 200);
+  return parseMetrics(res.text);
+}
+
+/* ---- schemas ---- */
+
+// Every schema under schema/ is registered under this base plus its path, so
+// that the relative $refs between them ("stars.schema.json",
+// "../level.schema.json") resolve as they do on disk.
+const SCHEMA_BASE = 'https://starforge.dev/schema/';
+
+function loadSchemas() {
+  // Strict about the schemas themselves (an unknown keyword or format is an
+  // error), but not about Ajv's style rules, which valid JSON Schema 2020-12
+  // here breaks on purpose: if/then subschemas without a "type", a one-item
+  // prefixItems before "items" and a required key ("0") that only
+  // additionalProperties describes (evaluation's histogram and examples).
+  const ajv = new Ajv2020({
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    strictRequired: false,
+    allErrors: true,
+  });
+  addFormats(ajv);
+  const dir = path.join(ROOT, 'schema');
+  const files = fs.readdirSync(dir, { recursive: true }).filter((f) => f.endsWith('.json'));
+  for (const rel of files.sort()) {
+    const schema = JSON.parse(fs.readFileSync(path.join(dir, rel), 'utf8'));
+    const key = SCHEMA_BASE + rel.split(path.sep).join('/');
+    if (schema.$id) ajv.addSchema(schema);
+    else ajv.addSchema(schema, key);
+  }
+  // Compile them all now: a schema that Ajv refuses fails every test file.
+  for (const rel of files) ajv.getSchema(SCHEMA_BASE + rel.split(path.sep).join('/'));
+  return { ajv, files };
+}
+
+export const { ajv, files: schemaFiles } = loadSchemas();
+
+/**
+ * Asserts that `doc` is valid against schema `name`: a path under schema/,
+ * with or without ".schema.json" ("job", "lattice/level", "problem.schema.json").
+ */
+export function assertValid(name, doc) {
+  const file = name.endsWith('.json') ? name : `${name}.schema.json`;
+  const validate = ajv.getSchema(SCHEMA_BASE + file);
+  assert.ok(validate, `no schema ${file} under schema/`);
+  if (!validate(doc)) {
+    const errors = ajv.errorsText(validate.errors, { separator: '\n  ' });
+    assert.fail(`not valid against schema/${file}:\n  ${errors}\ndocument: ${JSON.stringify(doc).slice(0, 2000)}`);
+  }
+}

@@ -1,0 +1,113 @@
+// ops.test.mjs - the operational endpoints: /healthz, /readyz, /metrics
+// (Prometheus text with every family), GET /openapi.yaml (the very bytes of
+// the file), HEAD, and that openapi.yaml describes every route of the
+// server's route table.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+
+import { ROOT, assertValid, parseMetrics, request, startServer, stopAndClean } from './harness.mjs';
+
+let server;
+
+before(async () => {
+  server = await startServer({ args: ['--workers', '1', '--max-queue', '7'] });
+});
+
+after(async () => {
+  await stopAndClean(server);
+});
+
+test('/healthz answers 200 {"status":"ok"}, uncached; HEAD the same without a body', async () => {
+  const res = await request(server, '/healthz');
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type'), /^application\/json/);
+  assert.equal(res.headers.get('cache-control'), 'no-store');
+  assertValid('health', res.body);
+  assert.deepEqual(res.body, { status: 'ok' });
+
+  const head = await request(server, '/healthz', { method: 'HEAD' });
+  assert.equal(head.status, 200);
+  assert.equal(head.text, '');
+  assert.equal(head.headers.get('cache-control'), 'no-store');
+});
+
+test('/readyz answers 200 with its checks', async () => {
+  const res = await request(server, '/readyz');
+  assert.equal(res.status, 200, res.text);
+  assert.equal(res.headers.get('cache-control'), 'no-store');
+  assertValid('readiness', res.body);
+  assert.equal(res.body.status, 'ready');
+  assert.equal(res.body.checks.database, true);
+  assert.equal(res.body.checks.migrations_applied, true);
+  assert.ok(res.body.checks.schema_version >= 1);
+  assert.equal(res.body.checks.queued, 0);
+  assert.equal(res.body.checks.max_queue, 7);
+  assert.equal(res.body.checks.stopping, false);
+});
+
+const FAMILIES = {
+  starforge_http_requests_total: 'counter',
+  starforge_http_request_duration_seconds: 'histogram',
+  starforge_jobs: 'gauge',
+  starforge_job_queue_wait_seconds: 'histogram',
+  starforge_job_run_seconds: 'histogram',
+  starforge_evaluation_cache_hits_total: 'counter',
+  starforge_evaluation_cache_misses_total: 'counter',
+  starforge_enumerations_total: 'counter',
+};
+
+test('/metrics is Prometheus text with every family', async () => {
+  await request(server, '/healthz');
+  const res = await request(server, '/metrics');
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'text/plain; version=0.0.4; charset=utf-8');
+  assert.equal(res.headers.get('cache-control'), 'no-store');
+  assert.ok(res.text.endsWith('\n'));
+  for (const [name, type] of Object.entries(FAMILIES)) {
+    assert.match(res.text, new RegExp(`^# HELP ${name} \\S.*$`, 'm'), name);
+    assert.match(res.text, new RegExp(`^# TYPE ${name} ${type}$`, 'm'), name);
+  }
+  const samples = parseMetrics(res.text); // every other line is a sample
+  assert.ok(samples.get('starforge_http_requests_total{route="healthz",status="200"}') >= 1);
+  for (const state of ['queued', 'running', 'succeeded', 'failed', 'cancelled'])
+    assert.equal(samples.get(`starforge_jobs{state="${state}"}`), 0, state);
+  for (const h of ['starforge_http_request_duration_seconds', 'starforge_job_queue_wait_seconds', 'starforge_job_run_seconds']) {
+    assert.ok(samples.has(`${h}_bucket{le="+Inf"}`), h);
+    assert.equal(samples.get(`${h}_bucket{le="+Inf"}`), samples.get(`${h}_count`), h);
+    assert.ok(samples.has(`${h}_sum`), h);
+  }
+  for (const c of ['starforge_evaluation_cache_hits_total', 'starforge_evaluation_cache_misses_total', 'starforge_enumerations_total'])
+    assert.equal(samples.get(c), 0, c);
+});
+
+test('GET /openapi.yaml returns the bytes of openapi.yaml', async () => {
+  const res = await fetch(`${server.base}/openapi.yaml`);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'application/yaml');
+  assert.equal(res.headers.get('cache-control'), 'public, max-age=300');
+  const served = Buffer.from(await res.arrayBuffer());
+  const file = fs.readFileSync(path.join(ROOT, 'openapi.yaml'));
+  assert.ok(served.equals(file), 'the served document differs from openapi.yaml (rebuild?)');
+});
+
+test('openapi.yaml describes exactly the routes of the route table', () => {
+  // The table in server/service.c: { "GET", "/v1/jobs", "jobs.list", H(jobs_list) },
+  const source = fs.readFileSync(path.join(ROOT, 'server/service.c'), 'utf8');
+  const table = [...source.matchAll(/\{\s*"([A-Z]+)",\s*"(\/[^"]*)",\s*"[^"]+",\s*H\(/g)].map(
+    ([, method, route]) => `${method.toLowerCase()} ${route}`,
+  );
+  assert.ok(table.length >= 11, `found ${table.length} routes in server/service.c`);
+  // The paths of openapi.yaml: "  /path:" then "    method:" lines.
+  const yaml = fs.readFileSync(path.join(ROOT, 'openapi.yaml'), 'utf8');
+  const paths = yaml.slice(yaml.indexOf('\npaths:\n'), yaml.indexOf('\ncomponents:\n'));
+  const described = [];
+  let current = null;
+  for (const line of paths.split('\n')) {
+    let m;
+    if ((m = /^ {2}(\/\S*):\s*$/.exec(line))) current = m[1];
+    else if ((m = /^ {4}(get|put|post|delete|patch|head|options):\s*$/.exec(line))) described.push(`${m[1]} ${current}`);
+  }
+  assert.deepEqual([...described].sort(), [...table].sort());
+});
