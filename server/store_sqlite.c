@@ -639,8 +639,10 @@ int store_put_evaluations(store *s, const store_evaluation *evals, size_t n, sf_
 	for (size_t i = 0; i < n; i++) {
 		const store_evaluation *e = &evals[i];
 		if (!e->lattice || !e->sequence || !e->doc) {
-			sf_err_set(err, SF_EINVAL, "store_put_evaluations: entry %zu lacks lattice, "
-						   "sequence or doc", i);
+			sf_err_set(err, SF_EINVAL,
+				   "store_put_evaluations: entry %zu lacks lattice, "
+				   "sequence or doc",
+				   i);
 			return store__fail(s, SF_EINVAL);
 		}
 		sqlite3_stmt *st;

@@ -27,9 +27,12 @@ static void lattice_params_free(void *params)
 static json_t *lattice_generate(const void *params, const sf_gen_opts *opts, sf_err *err)
 {
 	const lat_search_params *p = params;
-	lat_search_opts so = { .seed = opts->seed, .threads = opts->threads,
-			       .progress = opts->progress, .progress_arg = opts->progress_arg,
-			       .cancel = opts->cancel, .deadline = opts->deadline,
+	lat_search_opts so = { .seed = opts->seed,
+			       .threads = opts->threads,
+			       .progress = opts->progress,
+			       .progress_arg = opts->progress_arg,
+			       .cancel = opts->cancel,
+			       .deadline = opts->deadline,
 			       .cache = opts->eval_cache };
 	lat_search_result res;
 	if (lat_search_run(p, &so, &res, err))

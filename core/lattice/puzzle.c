@@ -225,7 +225,7 @@ typedef struct lat_evaluator {
 	const uint8_t *genomes;
 	size_t n;
 	ga_eval *out;
-	uint8_t *rateable; /* when set: 1 where the puzzle has three star bands */
+	uint8_t *rateable;           /* when set: 1 where the puzzle has three star bands */
 	const lat_eval_cache *cache; /* when set: consulted first, fed full evaluations */
 	atomic_size_t next;
 } lat_evaluator;
@@ -248,7 +248,8 @@ static void eval_worker(void *arg, int worker)
 		if (i >= ev->n)
 			break;
 		lat_seq seq = seq_of(ev->genomes + i * (size_t)len, len);
-		int max = ev->cache ? ev->cache->get(ev->cache->ctx, ev->p->lattice, &seq, hist) : -1;
+		int max =
+			ev->cache ? ev->cache->get(ev->cache->ctx, ev->p->lattice, &seq, hist) : -1;
 		if (max < 0 && ev->cache) {
 			/* A miss: evaluate in full, examples included, so that the cache
 			 * entry can answer an evaluation request as well. */

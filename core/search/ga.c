@@ -22,12 +22,12 @@
 #include <time.h>
 
 typedef struct memo {
-	size_t length;    /* bytes per genome */
-	size_t n, cap;    /* genomes held, arena capacity in genomes */
-	uint8_t *arena;   /* n * length bytes */
+	size_t length;  /* bytes per genome */
+	size_t n, cap;  /* genomes held, arena capacity in genomes */
+	uint8_t *arena; /* n * length bytes */
 	ga_eval *evals;
-	uint32_t *slot;   /* index + 1; 0 is empty */
-	size_t slots;     /* power of two, > 2 n */
+	uint32_t *slot; /* index + 1; 0 is empty */
+	size_t slots;   /* power of two, > 2 n */
 } memo;
 
 /* ---- the memo ---- */
@@ -206,22 +206,26 @@ void ga_config_default(ga_config *cfg)
 int ga_config_check(const ga_config *cfg, sf_err *err)
 {
 	if (cfg->algorithm != GA_GENETIC && cfg->algorithm != GA_MAP_ELITES)
-		return sf_err_set(err, SF_EINVAL, "algorithm %d is unknown (allowed: ga, map_elites)",
+		return sf_err_set(err, SF_EINVAL,
+				  "algorithm %d is unknown (allowed: ga, map_elites)",
 				  (int)cfg->algorithm);
 	if (cfg->population < 2 || cfg->population > 10000)
-		return sf_err_set(err, SF_EINVAL, "population %d is out of range (allowed: 2..10000)",
+		return sf_err_set(err, SF_EINVAL,
+				  "population %d is out of range (allowed: 2..10000)",
 				  cfg->population);
 	if (cfg->generations < 1 || cfg->generations > 100000)
 		return sf_err_set(err, SF_EINVAL,
 				  "generations %d is out of range (allowed: 1..100000)",
 				  cfg->generations);
 	if (!(cfg->mutation_rate >= 0 && cfg->mutation_rate <= 1))
-		return sf_err_set(err, SF_EINVAL, "mutation_rate %g is out of range (allowed: 0..1)",
+		return sf_err_set(err, SF_EINVAL,
+				  "mutation_rate %g is out of range (allowed: 0..1)",
 				  cfg->mutation_rate);
 	if (cfg->elites < 0 || cfg->elites >= cfg->population)
-		return sf_err_set(err, SF_EINVAL,
-				  "elites %d is out of range (allowed: 0..%d, below the population)",
-				  cfg->elites, cfg->population - 1);
+		return sf_err_set(
+			err, SF_EINVAL,
+			"elites %d is out of range (allowed: 0..%d, below the population)",
+			cfg->elites, cfg->population - 1);
 	if (cfg->bins < 1 || cfg->bins > 256)
 		return sf_err_set(err, SF_EINVAL, "bins %d is out of range (allowed: 1..256)",
 				  cfg->bins);
@@ -298,8 +302,10 @@ static int evaluate_batch(run *ru, const uint8_t *genomes, size_t n, long *idx)
 /* Appends the statistics of the individuals `idx[0..n-1]` and reports them. */
 static void record_generation(run *ru, int g, const long *idx, size_t n, int filled)
 {
-	ga_generation gen = { .generation = g, .generations = ru->cfg->generations,
-			      .filled = filled, .evaluations = ru->m.n };
+	ga_generation gen = { .generation = g,
+			      .generations = ru->cfg->generations,
+			      .filled = filled,
+			      .evaluations = ru->m.n };
 	double sum = 0;
 	gen.best = -1;
 	for (size_t i = 0; i < n; i++) {
@@ -604,8 +610,7 @@ int ga_run(const ga_problem *problem, const ga_config *cfg, size_t count, ga_res
 		ga_result_free(out);
 		return sf_err_set(err, SF_ENOMEM, "out of memory starting the search");
 	}
-	rc = cfg->algorithm == GA_MAP_ELITES ? run_map_elites(&ru, count)
-					     : run_genetic(&ru, count);
+	rc = cfg->algorithm == GA_MAP_ELITES ? run_map_elites(&ru, count) : run_genetic(&ru, count);
 	memo_free(&ru.m);
 	if (rc)
 		ga_result_free(out);
