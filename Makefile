@@ -122,8 +122,14 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -Icore $(LDFLAGS) -o $@ $< $(BUILD)/libcore.a $(LDLIBS)
 
+# Regenerates the synthetic PX trace set: $(BUILD)/tools/px_synth > data/px/synthetic.csv
+$(BUILD)/tools/px_synth: tools/px_synth.c $(BUILD)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -Icore $(LDFLAGS) -o $@ $< $(BUILD)/libcore.a $(LDLIBS)
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
--include $(CORE_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(GEN_OBJ:.o=.d) $(TESTS:=.d)
+-include $(CORE_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(GEN_OBJ:.o=.d) $(TESTS:=.d) \
+	$(BUILD)/bench/bench_lattice.d $(BUILD)/bench/bench_search.d

@@ -22,29 +22,14 @@
 #include "lattice/lattice.h"
 #include "rng.h"
 
+#define BENCH_NAME "bench"
+#include "bench_util.h"
+
 static double now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void die(const char *what, const sf_err *err)
-{
-	fprintf(stderr, "bench: %s: %s\n", what, err->msg);
-	exit(1);
 }
 
 /* The benchmark 20-mer cut to `len` residues (padded from a fixed seed past 20). */

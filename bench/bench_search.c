@@ -18,28 +18,13 @@
 #include "lattice/puzzle.h"
 #include "search/ga.h"
 
+#define BENCH_NAME "bench_search"
+#include "bench_util.h"
+
 #define TRIALS 25
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void die(const char *what, const sf_err *err)
-{
-	fprintf(stderr, "bench_search: %s: %s\n", what, err->msg);
-	exit(1);
-}
-
-static double run_trial(const lat_search_params *p, uint64_t seed, const lat_db *db,
-			int threads, double *best)
+static double run_trial(const lat_search_params *p, uint64_t seed, const lat_db *db, int threads,
+			double *best)
 {
 	lat_search_opts o = { .seed = seed, .threads = threads, .db = db };
 	lat_search_result r;
@@ -76,12 +61,12 @@ static int direct_eval(void *ctx, const uint8_t *genomes, size_t n, ga_eval *out
 	return 0;
 }
 
-static double run_direct_trial(const lat_search_params *p, uint64_t seed, int threads,
-			       double *best)
+static double run_direct_trial(const lat_search_params *p, uint64_t seed, int threads, double *best)
 {
 	direct_ctx d = { p, threads };
-	ga_problem prob = { .length = (size_t)p->length, .alphabet = 2, .ctx = &d,
-			    .evaluate = direct_eval };
+	ga_problem prob = {
+		.length = (size_t)p->length, .alphabet = 2, .ctx = &d, .evaluate = direct_eval
+	};
 	ga_config cfg;
 	ga_config_default(&cfg);
 	cfg.seed = seed;
@@ -200,9 +185,9 @@ int main(int argc, char **argv)
 				t[i] = run_trial(&q, (uint64_t)i + 1, db, threads, &best[i]);
 				ok += best[i] == opt;
 			}
-			printf("%-16s %-10s %14.4f %7d/%d %14.4f %10.4f\n", lat_fitness_name(q.fitness),
-			       lat_algorithm_name(q.algorithm), opt, ok, TRIALS, median(best, TRIALS),
-			       median(t, TRIALS));
+			printf("%-16s %-10s %14.4f %7d/%d %14.4f %10.4f\n",
+			       lat_fitness_name(q.fitness), lat_algorithm_name(q.algorithm), opt,
+			       ok, TRIALS, median(best, TRIALS), median(t, TRIALS));
 			fflush(stdout);
 		}
 	}

@@ -1,6 +1,7 @@
 /*
  * test_generate.c - `starforge generate`, the real binary run as a child
- * process (its absolute path comes from STARFORGE_BIN; make test sets it).
+ * process (its absolute path comes from STARFORGE_BIN; make test sets it;
+ * spawn.h runs it).
  *
  * Expected numbers are published ones (walk counts, the paper's maximum of
  * 10 distinct scores at length 16), worked out by hand in the comments, or
@@ -16,306 +17,18 @@
 
 #include <cmocka.h>
 
-#include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "lattice/lattice.h"
+#include "spawn.h"
 #include "support.h"
-
-extern char **environ;
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-/* No single run may take longer than this (sanitizer builds included). */
-#define RUN_TIMEOUT_S 300
-
-/* ---- running the binary ---- */
-
-typedef struct run_result {
-	int status; /* exit status */
-	char *out;  /* stdout, NUL-terminated */
-	size_t out_len;
-	char *err; /* stderr, NUL-terminated */
-	size_t err_len;
-} run_result;
-
-typedef struct buf {
-	char *data;
-	size_t len, cap;
-} buf;
-
-static void buf_append(buf *b, const char *data, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (b->len + n + 1 > cap)
-			cap *= 2;
-		char *p = realloc(b->data, cap);
-		if (!p)
-			fail_msg("out of memory capturing output");
-		b->data = p;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, data, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static const char *starforge_bin(void)
-{
-	const char *bin = getenv("STARFORGE_BIN");
-	if (!bin || !*bin)
-		fail_msg("STARFORGE_BIN is not set: run the CLI tests through 'make test', or "
-			 "set it to the absolute path of the starforge binary");
-	if (bin[0] != '/')
-		fail_msg("STARFORGE_BIN must be an absolute path, got '%s'", bin);
-	if (access(bin, X_OK) != 0)
-		fail_msg("STARFORGE_BIN '%s' is not an executable file: %s", bin, strerror(errno));
-	return bin;
-}
-
-/*
- * Runs the binary with `args` (NULL-terminated, not counting argv[0]), stdin
- * from /dev/null, stdout and stderr captured through pipes.
- */
-static void run_args(run_result *res, const char *const *args)
-{
-	const char *bin = starforge_bin();
-	char *argv[32];
-	int argc = 0;
-	argv[argc++] = (char *)bin;
-	for (int i = 0; args[i]; i++) {
-		if (argc >= ARRAY_LEN(argv) - 1)
-			fail_msg("too many arguments");
-		argv[argc++] = (char *)args[i];
-	}
-	argv[argc] = NULL;
-
-	int out[2], err[2];
-	if (pipe(out) || pipe(err))
-		fail_msg("pipe: %s", strerror(errno));
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-	posix_spawn_file_actions_addclose(&fa, out[0]);
-	posix_spawn_file_actions_addclose(&fa, out[1]);
-	posix_spawn_file_actions_addclose(&fa, err[0]);
-	posix_spawn_file_actions_addclose(&fa, err[1]);
-	pid_t pid;
-	int rc = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(out[1]);
-	close(err[1]);
-	if (rc != 0) {
-		close(out[0]);
-		close(err[0]);
-		fail_msg("posix_spawn %s: %s", bin, strerror(rc));
-	}
-
-	buf bo = { 0 }, be = { 0 };
-	buf_append(&bo, "", 0);
-	buf_append(&be, "", 0);
-	struct pollfd fds[2] = { { .fd = out[0], .events = POLLIN },
-				 { .fd = err[0], .events = POLLIN } };
-	int open_fds = 2;
-	double deadline = now_s() + RUN_TIMEOUT_S;
-	while (open_fds > 0) {
-		int left_ms = (int)((deadline - now_s()) * 1000);
-		if (left_ms <= 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			fail_msg("starforge %s ... ran longer than %d s", args[0] ? args[0] : "",
-				 RUN_TIMEOUT_S);
-		}
-		int n = poll(fds, 2, left_ms);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			fail_msg("poll: %s", strerror(errno));
-		}
-		for (int k = 0; k < 2; k++) {
-			if (fds[k].fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			char chunk[65536];
-			ssize_t got = read(fds[k].fd, chunk, sizeof chunk);
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got <= 0) {
-				close(fds[k].fd);
-				fds[k].fd = -1;
-				open_fds--;
-			} else {
-				buf_append(k == 0 ? &bo : &be, chunk, (size_t)got);
-			}
-		}
-	}
-	int wstatus;
-	while (waitpid(pid, &wstatus, 0) < 0)
-		if (errno != EINTR)
-			fail_msg("waitpid: %s", strerror(errno));
-	if (WIFSIGNALED(wstatus))
-		fail_msg("starforge killed by signal %d; stderr:\n%s", WTERMSIG(wstatus), be.data);
-	res->status = WEXITSTATUS(wstatus);
-	res->out = bo.data;
-	res->out_len = bo.len;
-	res->err = be.data;
-	res->err_len = be.len;
-}
-
-#define RUN(res, ...)                                                  \
-	do {                                                           \
-		const char *const run_args_[] = { __VA_ARGS__, NULL }; \
-		run_args((res), run_args_);                            \
-	} while (0)
-
-static void run_free(run_result *res)
-{
-	free(res->out);
-	free(res->err);
-	res->out = res->err = NULL;
-}
-
-static int count_char(const char *s, char c)
-{
-	int n = 0;
-	for (; *s; s++)
-		n += *s == c;
-	return n;
-}
-
-static json_int_t get_int(json_t *obj, const char *key)
-{
-	json_t *v = json_object_get(obj, key);
-	if (!json_is_integer(v))
-		fail_msg("\"%s\" is missing or not an integer", key);
-	return json_integer_value(v);
-}
-
-static const char *get_str(json_t *obj, const char *key)
-{
-	json_t *v = json_object_get(obj, key);
-	if (!json_is_string(v))
-		fail_msg("\"%s\" is missing or not a string", key);
-	return json_string_value(v);
-}
-
-/* ---- an independent HP scorer ---- */
-
-/*
- * Walks `fold` (one letter per bond: R L U D = +-x, +-y; F B = +-z, cubic
- * only) from the origin and returns the number of HH contacts: pairs of H
- * residues on neighbouring sites, not consecutive in the chain. Fails the test
- * if the fold is not a self-avoiding walk of the right length, or is not in
- * the symmetry-reduced form (first bond R, first turn U, first step out of
- * the xy plane F).
- */
-static int score_fold(const char *seq, const char *fold, int cubic)
-{
-	int len = (int)strlen(seq);
-	int pos[40][3] = { { 0 } };
-	if ((int)strlen(fold) != len - 1)
-		fail_msg("fold '%s' has %d bonds, sequence %s needs %d", fold, (int)strlen(fold),
-			 seq, len - 1);
-	int turned = 0, left_plane = 0;
-	for (int i = 1; i < len; i++) {
-		char c = fold[i - 1];
-		int dx = 0, dy = 0, dz = 0;
-		switch (c) {
-		case 'R':
-			dx = 1;
-			break;
-		case 'L':
-			dx = -1;
-			break;
-		case 'U':
-			dy = 1;
-			break;
-		case 'D':
-			dy = -1;
-			break;
-		case 'F':
-			dz = 1;
-			break;
-		case 'B':
-			dz = -1;
-			break;
-		default:
-			fail_msg("fold '%s': bad letter '%c'", fold, c);
-		}
-		if (!cubic && dz)
-			fail_msg("fold '%s': '%c' on the square lattice", fold, c);
-		if (i == 1 && c != 'R')
-			fail_msg("fold '%s' does not start with R", fold);
-		if (c != 'R' && !turned) {
-			turned = 1;
-			if (c != 'U')
-				fail_msg("fold '%s': first turn is '%c', not U", fold, c);
-		}
-		if (dz && !left_plane) {
-			left_plane = 1;
-			if (c != 'F')
-				fail_msg("fold '%s': first step out of the plane is B", fold);
-		}
-		pos[i][0] = pos[i - 1][0] + dx;
-		pos[i][1] = pos[i - 1][1] + dy;
-		pos[i][2] = pos[i - 1][2] + dz;
-		for (int j = 0; j < i; j++)
-			if (!memcmp(pos[i], pos[j], sizeof pos[i]))
-				fail_msg("fold '%s' visits a site twice (residues %d and %d)", fold,
-					 j + 1, i + 1);
-	}
-	int contacts = 0;
-	for (int i = 0; i < len; i++)
-		for (int j = i + 2; j < len; j++) {
-			if (seq[i] != 'H' || seq[j] != 'H')
-				continue;
-			int d = abs(pos[i][0] - pos[j][0]) + abs(pos[i][1] - pos[j][1]) +
-				abs(pos[i][2] - pos[j][2]);
-			contacts += d == 1;
-		}
-	return contacts;
-}
-
 /* ---- reading the result ---- */
-
-/* A successful run: exit 0, nothing on stderr, exactly one JSON object line on stdout. */
-static json_t *expect_json(run_result *res)
-{
-	if (res->status != 0)
-		fail_msg("exit status %d, expected 0; stderr: %s", res->status, res->err);
-	if (res->err_len != 0)
-		fail_msg("unexpected stderr: %s", res->err);
-	if (res->out_len == 0 || res->out[res->out_len - 1] != '\n' ||
-	    count_char(res->out, '\n') != 1)
-		fail_msg("stdout is not exactly one line: '%s'", res->out);
-	json_error_t jerr;
-	json_t *doc = json_loads(res->out, 0, &jerr);
-	if (!doc)
-		fail_msg("stdout is not JSON (%s): %s", jerr.text, res->out);
-	if (!json_is_object(doc))
-		fail_msg("stdout is not a JSON object: %s", res->out);
-	return doc;
-}
 
 static json_t *get_obj(json_t *obj, const char *key)
 {
@@ -494,19 +207,6 @@ static void test_generate_default(void **state)
 	run_free(&res);
 }
 
-static void expect_same_stdout(const char *const *a, const char *const *b)
-{
-	run_result ra, rb;
-	run_args(&ra, a);
-	run_args(&rb, b);
-	json_decref(expect_json(&ra));
-	json_decref(expect_json(&rb));
-	if (strcmp(ra.out, rb.out) != 0)
-		fail_msg("stdout differs:\n%s%s", ra.out, rb.out);
-	run_free(&ra);
-	run_free(&rb);
-}
-
 static void test_generate_repeatable(void **state)
 {
 	(void)state;
@@ -666,34 +366,6 @@ static void test_generate_seed_range(void **state)
 
 /* ---- generate: bad input ---- */
 
-typedef struct bad_case {
-	const char *args[10];
-	const char *all_of[3]; /* the stderr line contains every one of these */
-} bad_case;
-
-static void expect_usage_error(const bad_case *c)
-{
-	run_result res;
-	run_args(&res, c->args);
-	char cmd[512] = "";
-	for (int i = 0; c->args[i]; i++) {
-		strncat(cmd, " '", sizeof cmd - strlen(cmd) - 1);
-		strncat(cmd, c->args[i], sizeof cmd - strlen(cmd) - 1);
-		strncat(cmd, "'", sizeof cmd - strlen(cmd) - 1);
-	}
-	if (res.status != 2)
-		fail_msg("starforge%s: exit %d, expected 2; stderr: %s", cmd, res.status, res.err);
-	if (res.out_len != 0)
-		fail_msg("starforge%s: wrote to stdout: %s", cmd, res.out);
-	if (res.err_len == 0 || res.err[res.err_len - 1] != '\n' || count_char(res.err, '\n') != 1)
-		fail_msg("starforge%s: stderr is not exactly one line: '%s'", cmd, res.err);
-	for (int i = 0; i < 3 && c->all_of[i]; i++)
-		if (!strstr(res.err, c->all_of[i]))
-			fail_msg("starforge%s: stderr does not name '%s': %s", cmd, c->all_of[i],
-				 res.err);
-	run_free(&res);
-}
-
 static void test_generate_bad_input(void **state)
 {
 	(void)state;
@@ -763,7 +435,7 @@ static void test_generate_bad_input(void **state)
 		  { "--threads", "257", NULL } },
 	};
 	for (int i = 0; i < ARRAY_LEN(cases); i++)
-		expect_usage_error(&cases[i]);
+		expect_usage_error(&cases[i], NAMES_ALL);
 }
 
 /* ---- help ---- */

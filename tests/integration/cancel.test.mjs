@@ -2,7 +2,7 @@
 // a running one within a generation (well under two seconds), a finished
 // one cannot be (409), an unknown one is 404.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
 import {
   LONG_JOB,
@@ -13,22 +13,13 @@ import {
   getJson,
   metrics,
   request,
-  startServer,
-  stopAndClean,
   submit,
+  useServer,
   waitForJob,
 } from './harness.mjs';
 
-let server;
-
-before(async () => {
-  // One worker: a second long job has to wait in the queue.
-  server = await startServer({ args: ['--workers', '1'] });
-});
-
-after(async () => {
-  await stopAndClean(server);
-});
+// One worker: a second long job has to wait in the queue.
+const server = useServer({ args: ['--workers', '1'] });
 
 test('DELETE cancels a queued job at once and a running one within a generation', async () => {
   const running = await submit(server, LONG_JOB(11));

@@ -3,19 +3,11 @@
 // schema/problem.schema.json, with a stable type and title), and the service
 // stays healthy (/healthz 200) after every one of them.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { assertProblem, getJson, request, startServer, stopAndClean } from './harness.mjs';
+import { assertProblem, getJson, request, useServer } from './harness.mjs';
 
-let server;
-
-before(async () => {
-  server = await startServer({ args: ['--workers', '1'] });
-});
-
-after(async () => {
-  await stopAndClean(server);
-});
+const server = useServer({ args: ['--workers', '1'] });
 
 const post = (body) => ({ method: 'POST', body, headers: { 'content-type': 'application/json' } });
 const job = (fields) => post(JSON.stringify({ kind: 'lattice', ...fields }));

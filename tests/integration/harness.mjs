@@ -11,6 +11,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -31,9 +32,10 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  * Starts `starforge serve` on 127.0.0.1, port 0 (a free one), and resolves
  * once it logs "serve: listening on http://127.0.0.1:PORT". `db` defaults to
  * a new file in a new temporary folder; pass a server's `db` to restart on
- * the same database. `args` are extra options (--workers 1, ...).
+ * the same database. `args` are extra options (--workers 1, ...). `into`,
+ * when given, is the object filled in and resolved with (see useServer).
  */
-export async function startServer({ args = [], db } = {}) {
+export async function startServer({ args = [], db, into = {} } = {}) {
   let dir = null;
   if (!db) {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'starforge-it-'));
@@ -44,7 +46,7 @@ export async function startServer({ args = [], db } = {}) {
     // stopAndClean() reports along with the log (the sanitizer's report).
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const server = {
+  const server = Object.assign(into, {
     proc,
     db,
     dir,
@@ -52,7 +54,7 @@ export async function startServer({ args = [], db } = {}) {
     base: '',
     log: '',
     exited: null, // { code, signal } once the process is gone
-  };
+  });
   const exited = new Promise((resolve) => {
     proc.on('exit', (code, signal) => {
       server.exited = { code, signal };
@@ -124,6 +126,27 @@ export async function stopAndClean(server) {
 /** Removes the server's temporary folder (the database with it). */
 export function removeDir(server) {
   if (server.dir) fs.rmSync(server.dir, { recursive: true, force: true });
+}
+
+/**
+ * One server for a whole test file: registers node:test hooks that start it
+ * (startServer with `options`) before the file's tests and stop it with
+ * stopAndClean (asserting a clean exit) after them. Returns the server object
+ * at once, empty until the `before` hook has filled it in. `setup(server)`,
+ * when given, runs in that same hook once the server is listening: a file's
+ * own top-level `before` hooks are not awaited one after another, so work
+ * that needs the server belongs there.
+ */
+export function useServer(options = {}, setup) {
+  const server = {};
+  before(async () => {
+    await startServer({ ...options, into: server });
+    if (setup) await setup(server);
+  });
+  after(async () => {
+    await stopAndClean(server);
+  });
+  return server;
 }
 
 /* ---- HTTP ---- */

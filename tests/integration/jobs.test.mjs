@@ -2,7 +2,7 @@
 // poll it to succeeded, fetch its level with HTTP caching (ETag, 304,
 // Cache-Control), and Idempotency-Key retries.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
 import {
   QUICK_JOB,
@@ -10,21 +10,12 @@ import {
   assertValid,
   getJson,
   request,
-  startServer,
-  stopAndClean,
   submit,
+  useServer,
   waitForJob,
 } from './harness.mjs';
 
-let server;
-
-before(async () => {
-  server = await startServer({ args: ['--workers', '2'] });
-});
-
-after(async () => {
-  await stopAndClean(server);
-});
+const server = useServer({ args: ['--workers', '2'] });
 
 test('a lattice job is accepted, runs to succeeded and lists its level', async () => {
   const body = QUICK_JOB(3);

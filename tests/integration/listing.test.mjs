@@ -2,19 +2,17 @@
 // opaque paging (page_size, page_token), the state and kind filters of jobs
 // and the level filters (lattice, length, min_distinct_scores, ...).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
 import {
   QUICK_JOB,
   assertValid,
   getJson,
-  startServer,
-  stopAndClean,
   submit,
+  useServer,
   waitForJob,
 } from './harness.mjs';
 
-let server;
 const jobs = []; // { id, params }, in submission order
 
 // Seven quick jobs over three kinds of puzzle: square 10, square 12, cubic 8.
@@ -28,8 +26,7 @@ const PLAN = [
   [107, { length: 8, lattice: 'cubic' }],
 ];
 
-before(async () => {
-  server = await startServer({ args: ['--workers', '2'] });
+const server = useServer({ args: ['--workers', '2'] }, async () => {
   for (const [seed, params] of PLAN) {
     const job = await submit(server, QUICK_JOB(seed, params));
     jobs.push({ id: job.id, params });
@@ -39,10 +36,6 @@ before(async () => {
     assert.equal(done.state, 'succeeded', JSON.stringify(done));
     j.level_ids = done.level_ids;
   }
-});
-
-after(async () => {
-  await stopAndClean(server);
 });
 
 /** Every page of `path` (with page_size `size`), as the list of pages. */

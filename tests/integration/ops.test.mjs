@@ -5,19 +5,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { ROOT, assertValid, parseMetrics, request, startServer, stopAndClean } from './harness.mjs';
+import { ROOT, assertValid, parseMetrics, request, useServer } from './harness.mjs';
 
-let server;
-
-before(async () => {
-  server = await startServer({ args: ['--workers', '1', '--max-queue', '7'] });
-});
-
-after(async () => {
-  await stopAndClean(server);
-});
+const server = useServer({ args: ['--workers', '1', '--max-queue', '7'] });
 
 test('/healthz answers 200 {"status":"ok"}, uncached; HEAD the same without a body', async () => {
   const res = await request(server, '/healthz');

@@ -2,28 +2,19 @@
 // long job gets 429 with Retry-After, /readyz turns 503, and both recover
 // once the queue has room again.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
 import {
   LONG_JOB,
   assertProblem,
   assertValid,
   request,
-  startServer,
-  stopAndClean,
   submit,
+  useServer,
   waitForJob,
 } from './harness.mjs';
 
-let server;
-
-before(async () => {
-  server = await startServer({ args: ['--workers', '1', '--max-queue', '1'] });
-});
-
-after(async () => {
-  await stopAndClean(server);
-});
+const server = useServer({ args: ['--workers', '1', '--max-queue', '1'] });
 
 async function readiness(status) {
   const res = await request(server, '/readyz');
