@@ -1,0 +1,95 @@
+/*
+ * race.h - the simulated race of the racetrack kind (shared/seeds/001).
+ *
+ * A fixed tick of 0.02 s; four cars on a sampled trk_track, car 0 the
+ * player agent; each car's skill is seeded. Speed is limited by curvature
+ * (lateral grip) and slope, with braking ahead of corners; cars interact
+ * (a car cannot drive through the one ahead in its lane: it is blocked, or
+ * overtakes when it is faster and there is room); standings are kept. The
+ * player logs a trk_px_sample (px.h) every tick; every 50 samples the
+ * window goes through the experience model and the PX value is kept; at
+ * the end of each segment the remaining samples are flushed and the
+ * segment's PX is the mean of its values.
+ *
+ * Ending: the player completes a lap; or it is stuck (not moving for
+ * 50 ticks teleports it to the start of its current segment; the third
+ * teleport in one segment marks it unplayable and ends the race);
+ * or the time limit, proportional to the track length, runs out. Segments
+ * without a PX value get -1.
+ *
+ * Determinism: same track, params and seed give the same race, bit for
+ * bit: IEEE arithmetic and sqrt only, no libm transcendental functions.
+ */
+#ifndef SF_TRK_RACE_H
+#define SF_TRK_RACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../err.h"
+#include "px.h"
+#include "racetrack.h"
+
+#define TRK_TICK 0.02
+#define TRK_CARS 4
+/* TRK_PX_WINDOW (samples per experience window) comes from px.h. */
+
+typedef struct trk_race_params {
+	double player_skill;  /* 0..1; opponents' skills are drawn around it */
+	double grip;          /* lateral acceleration limit, m/s^2 (default 9) */
+	double top_speed;     /* m/s (default 60) */
+	double accel, brake;  /* m/s^2 (defaults 6 and 12) */
+	double time_factor;   /* time limit = time_factor * length / top_speed + 30 s (default 4) */
+	int log;              /* keep the player's per-tick lap log (positions, speed) */
+} trk_race_params;
+
+typedef struct trk_race_result {
+	int finished;        /* the player completed the lap */
+	int stuck_segment;   /* segment found unplayable, or -1 */
+	double lap_time;     /* seconds, when finished */
+	size_t nsegments;
+	double *segment_px;  /* per segment: mean PX, or -1 */
+	int final_standing;  /* 1..4 */
+	size_t ticks;
+	/* when params.log: the player's lap, one entry per tick */
+	size_t nlog;
+	float *log_s;        /* arc position along the track, m */
+	float *log_speed;    /* m/s */
+} trk_race_result;
+
+/* Defaults listed above, player_skill 0.5, log 0. */
+void trk_race_params_default(trk_race_params *p);
+
+/*
+ * Races on `track` with the experience `model`, cars' skills and starting
+ * jitter drawn from `seed`. Fills `out` (its arrays are malloc'ed; free with
+ * trk_race_result_free). Returns 0, SF_EINVAL for bad params (message names
+ * the field), or SF_ENOMEM.
+ */
+int trk_race_run(const trk_track *track, const trk_race_params *params,
+		 const trk_px_model *model, uint64_t seed, trk_race_result *out, sf_err *err);
+
+/* Frees the arrays of `r` and zeroes it; safe on a zeroed result. */
+void trk_race_result_free(trk_race_result *r);
+
+/*
+ * The speed limit at each sample from curvature and slope alone, with the
+ * braking needed ahead of corners applied backwards around the loop (so it
+ * is consistent across the start line): v[i] for i in 0..n-1, m/s. The cars
+ * never exceed it (tested).
+ */
+int trk_speed_profile(const trk_track *track, const trk_race_params *params, double *v,
+		      sf_err *err);
+
+/*
+ * The fitness of a race against a target PX curve defined over the fraction
+ * of the lap: target(f) for f in [0,1] given as `ntarget` evenly spaced
+ * points (linear interpolation, first at f = 0, last at f = 1); each segment
+ * is compared at the fraction of its midpoint. Fitness = -sum over segments
+ * of |target - simulated| (a missing segment counts as PX -1), so a perfect
+ * match scores 0. Returns -HUGE_VAL when ntarget is 0 or an argument is NULL.
+ */
+double trk_race_fitness(const trk_track *track, const trk_race_result *r, const double *target,
+			size_t ntarget);
+
+#endif
