@@ -67,9 +67,10 @@ test: deps
 bench: deps
 	@sh scripts/deps.sh bench
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/bench_lattice $(BUILD)/bench/bench_search \
-		$(BUILD)/bench/bare_mhd
+		$(BUILD)/bench/bench_racetrack $(BUILD)/bench/bare_mhd
 	$(BUILD)/bench/bench_lattice
 	$(BUILD)/bench/bench_search
+	$(BUILD)/bench/bench_racetrack
 	sh bench/http_bench.sh $(BIN) $(BUILD)/bench/bare_mhd
 
 format:
@@ -132,4 +133,4 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 -include $(CORE_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(GEN_OBJ:.o=.d) $(TESTS:=.d) \
-	$(BUILD)/bench/bench_lattice.d $(BUILD)/bench/bench_search.d
+	$(BUILD)/bench/bench_lattice.d $(BUILD)/bench/bench_search.d $(BUILD)/bench/bench_racetrack.d

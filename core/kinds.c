@@ -1,12 +1,15 @@
 /* kinds.c - the registry; see kinds.h. */
 #include "kinds.h"
 
+#include <stdio.h>
 #include <string.h>
 
 extern const sf_kind lat_kind_def; /* core/lattice/kind.c */
+extern const sf_kind trk_kind_def; /* core/racetrack/kind.c */
 
 static const sf_kind *const registry[] = {
 	&lat_kind_def,
+	&trk_kind_def,
 };
 
 const sf_kind *sf_kind_find(const char *name)
@@ -15,6 +18,20 @@ const sf_kind *sf_kind_find(const char *name)
 		if (!strcmp(registry[i]->name, name))
 			return registry[i];
 	return NULL;
+}
+
+char *sf_kind_names(char *buf, size_t len)
+{
+	size_t at = 0;
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < sf_kind_count() && at < len; i++) {
+		int n = snprintf(buf + at, len - at, "%s%s", i ? ", " : "", registry[i]->name);
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
+	return buf;
 }
 
 size_t sf_kind_count(void)

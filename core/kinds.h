@@ -51,6 +51,13 @@ typedef struct sf_kind {
 /* The kind called `name`, or NULL. */
 const sf_kind *sf_kind_find(const char *name);
 
+/*
+ * Writes the names of every kind, comma-separated ("lattice, racetrack"),
+ * to buf (len bytes, NUL-terminated, truncated to fit) and returns buf, for
+ * messages that list what is allowed.
+ */
+char *sf_kind_names(char *buf, size_t len);
+
 /* The registered kinds, for listing: index 0..sf_kind_count()-1. */
 size_t sf_kind_count(void);
 const sf_kind *sf_kind_at(size_t i);

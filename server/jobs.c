@@ -458,6 +458,7 @@ static int random_bytes(uint8_t *buf, size_t n)
 
 void jobs_submit(service *svc, http_req *r, const route_match *m)
 {
+	char kinds[128]; /* for messages: the kinds there are */
 	(void)m;
 	size_t len;
 	const char *body = http_req_body(r, &len);
@@ -488,7 +489,8 @@ void jobs_submit(service *svc, http_req *r, const route_match *m)
 	json_t *sj = json_object_get(req, "seed");
 	if (!json_is_string(kj)) {
 		respond_problem(r, 400, "invalid-request", "Invalid job request", NULL,
-				"kind must be a string naming a level kind (allowed: lattice)");
+				"kind must be a string naming a level kind (allowed: %s)",
+				sf_kind_names(kinds, sizeof kinds));
 		goto out;
 	}
 	if (pj && !json_is_object(pj)) {
@@ -505,7 +507,8 @@ void jobs_submit(service *svc, http_req *r, const route_match *m)
 	const sf_kind *kind = sf_kind_find(json_string_value(kj));
 	if (!kind) {
 		respond_problem(r, 422, "unknown-kind", "Unknown level kind", NULL,
-				"kind '%s' is unknown (allowed: lattice)", json_string_value(kj));
+				"kind '%s' is unknown (allowed: %s)", json_string_value(kj),
+				sf_kind_names(kinds, sizeof kinds));
 		goto out;
 	}
 	sf_err err = { 0 };
@@ -644,6 +647,7 @@ void jobs_cancel(service *svc, http_req *r, const route_match *m)
 
 void jobs_list(service *svc, http_req *r, const route_match *m)
 {
+	char kinds[128]; /* for messages: the kinds there are */
 	(void)m;
 	int page_size;
 	int64_t before;
@@ -661,7 +665,8 @@ void jobs_list(service *svc, http_req *r, const route_match *m)
 	}
 	if (kind && !sf_kind_find(kind)) {
 		respond_problem(r, 400, "invalid-query", "Invalid query", NULL,
-				"kind '%s' is unknown (allowed: lattice)", kind);
+				"kind '%s' is unknown (allowed: %s)", kind,
+				sf_kind_names(kinds, sizeof kinds));
 		return;
 	}
 	store_job *jobs = calloc((size_t)page_size + 1, sizeof *jobs);

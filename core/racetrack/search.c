@@ -1,0 +1,614 @@
+/*
+ * search.c - the racetrack search; see search.h for the genome, fitness,
+ * operators and stars.
+ *
+ * Who runs where: trk_search_run() runs on the caller's thread and drives
+ * core/search/ga.c. Each batch of genomes to evaluate (and, per level, the
+ * batch of star races) is spread over `threads` workers that pull indices
+ * from an atomic counter and write only their own output slots; the
+ * experience model they read is immutable. Every evaluation is a pure
+ * function of its genome, so the thread count never shows in the result.
+ */
+#include "search.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../par.h"
+#include "geom.h"
+#include "loop.h"
+#include "track.h"
+
+/* The GA's fitness of a valid track: the paper's plus this (see search.h). */
+#define FITNESS_SHIFT (2.0 * TRK_MAX_SEGMENTS + 1.0)
+
+/* Track construction constants (docs/racetrack.md). */
+#define TRK_SPACING 2.0    /* m between samples: a car covers ~1.2 m a tick */
+#define TRK_AMPLITUDE 10.0 /* m of elevation before the slope cap */
+#define TRK_PERIOD 6       /* noise cells around the loop */
+#define TRK_OCTAVES 2
+#define TRK_MAX_SLOPE 0.08 /* 8 % */
+
+void trk_search_params_default(trk_search_params *p)
+{
+	static const double target[] = { 0.2, 0.5, 0.8, 0.5, 0.2 };
+	memset(p, 0, sizeof *p);
+	p->points = 30;
+	p->width = 400;
+	p->height = 400;
+	p->track_width = 12;
+	p->ntarget = sizeof target / sizeof target[0];
+	memcpy(p->target, target, sizeof target);
+	strcpy(p->px_model, "synthetic");
+	p->player_skill = 0.5;
+	p->population = 30;
+	p->generations = 50;
+	p->mutation_rate = 0.1;
+	p->elites = 1;
+	p->count = 1;
+	p->star_seeds = 3;
+	stars_config_default(&p->stars, STARS_PAPER);
+}
+
+int trk_search_params_check(const trk_search_params *p, sf_err *err)
+{
+	if (p->points < TRK_SEARCH_MIN_POINTS || p->points > TRK_SEARCH_MAX_POINTS)
+		return sf_err_set(err, SF_EINVAL, "points %d is out of range (allowed: %d..%d)",
+				  p->points, TRK_SEARCH_MIN_POINTS, TRK_SEARCH_MAX_POINTS);
+	if (!(p->width >= 100 && p->width <= 5000))
+		return sf_err_set(err, SF_EINVAL, "width %g is out of range (allowed: 100..5000)",
+				  p->width);
+	if (!(p->height >= 100 && p->height <= 5000))
+		return sf_err_set(err, SF_EINVAL, "height %g is out of range (allowed: 100..5000)",
+				  p->height);
+	if (!(p->track_width >= 4 && p->track_width <= 40))
+		return sf_err_set(err, SF_EINVAL, "track_width %g is out of range (allowed: 4..40)",
+				  p->track_width);
+	if (p->ntarget < 2 || p->ntarget > TRK_MAX_TARGET)
+		return sf_err_set(err, SF_EINVAL,
+				  "target has %zu points (allowed: 2..%d numbers in 0..1)",
+				  p->ntarget, TRK_MAX_TARGET);
+	for (size_t i = 0; i < p->ntarget; i++)
+		if (!(p->target[i] >= 0 && p->target[i] <= 1))
+			return sf_err_set(err, SF_EINVAL,
+					  "target[%zu] %g is out of range (allowed: 0..1)", i,
+					  p->target[i]);
+	if (strcmp(p->px_model, "synthetic"))
+		return sf_err_set(err, SF_EINVAL, "px_model '%s' is unknown (allowed: synthetic)",
+				  p->px_model);
+	if (!(p->player_skill >= 0 && p->player_skill <= 1))
+		return sf_err_set(err, SF_EINVAL, "player_skill %g is out of range (allowed: 0..1)",
+				  p->player_skill);
+	if (p->population < 2 || p->population > 1000)
+		return sf_err_set(err, SF_EINVAL,
+				  "population %d is out of range (allowed: 2..1000)",
+				  p->population);
+	if (p->generations < 1 || p->generations > 1000)
+		return sf_err_set(err, SF_EINVAL,
+				  "generations %d is out of range (allowed: 1..1000)",
+				  p->generations);
+	if (!(p->mutation_rate >= 0 && p->mutation_rate <= 1))
+		return sf_err_set(err, SF_EINVAL,
+				  "mutation_rate %g is out of range (allowed: 0..1)",
+				  p->mutation_rate);
+	if (p->elites < 0 || p->elites >= p->population)
+		return sf_err_set(
+			err, SF_EINVAL,
+			"elites %d is out of range (allowed: 0..%d, below the population)",
+			p->elites, p->population - 1);
+	if (p->count < 1 || p->count > 100)
+		return sf_err_set(err, SF_EINVAL, "count %d is out of range (allowed: 1..100)",
+				  p->count);
+	if (p->star_seeds < 1 || p->star_seeds > 20)
+		return sf_err_set(err, SF_EINVAL, "star_seeds %d is out of range (allowed: 1..20)",
+				  p->star_seeds);
+	if (!(p->stars.one_fraction > 0 && p->stars.one_fraction < 1))
+		return sf_err_set(err, SF_EINVAL,
+				  "star_one_fraction %g is out of range (allowed: 0 < "
+				  "star_two_fraction < star_one_fraction < 1)",
+				  p->stars.one_fraction);
+	if (!(p->stars.two_fraction > 0 && p->stars.two_fraction < p->stars.one_fraction))
+		return sf_err_set(err, SF_EINVAL,
+				  "star_two_fraction %g is out of range (allowed: 0 < "
+				  "star_two_fraction < star_one_fraction (%g))",
+				  p->stars.two_fraction, p->stars.one_fraction);
+	return 0;
+}
+
+size_t trk_genome_length(const trk_search_params *p)
+{
+	return TRK_GENOME_SEEDS + 2 * (size_t)p->points;
+}
+
+trk_limits trk_search_limits(const trk_search_params *p)
+{
+	/* Radius at least half the width: tighter, the road's inner edge would
+	 * fold over itself. trk_limits_default's full width rejects almost every
+	 * Voronoi circuit of the default area (docs/racetrack.md). */
+	trk_limits lim = trk_limits_default(p->track_width);
+	lim.max_curvature = 2 / p->track_width;
+	return lim;
+}
+
+trk_px_model *trk_search_model(const trk_search_params *p, sf_err *err)
+{
+	if (strcmp(p->px_model, "synthetic")) {
+		sf_err_set(err, SF_EINVAL, "px_model '%s' is unknown (allowed: synthetic)",
+			   p->px_model);
+		return NULL;
+	}
+	return trk_px_synth(TRK_PX_SYNTH_SEED, TRK_PX_SYNTH_COUNT, err);
+}
+
+/* ---- genome -> track ---- */
+
+static uint64_t read_u64(const uint8_t *b)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | b[i];
+	return v;
+}
+
+static void write_u64(uint8_t *b, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* splitmix64's finaliser: a bijective mix, so distinct inputs stay distinct. */
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+uint64_t trk_genome_race_seed(const uint8_t *genome)
+{
+	/* 53 bits, so that the seed a level shows is exact in every JSON reader. */
+	return mix64(read_u64(genome) ^ mix64(read_u64(genome + 8) ^ UINT64_C(0x7ace))) >> 11;
+}
+
+static double clamp(double v, double lo, double hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+trk_track *trk_genome_track(const trk_search_params *p, const uint8_t *genome, sf_err *err)
+{
+	size_t n = (size_t)p->points;
+	/* Room for the points, then for the circuit's control points. */
+	trk_vec2 *pts = malloc((n > TRK_MAX_SEGMENTS ? n : TRK_MAX_SEGMENTS) * sizeof *pts);
+	trk_delaunay *dt = NULL;
+	trk_voronoi *vd = NULL;
+	trk_loop *loop = NULL;
+	trk_track *track = NULL;
+	if (!pts) {
+		sf_err_set(err, SF_ENOMEM, "out of memory for the points");
+		return NULL;
+	}
+	/* Points at least half a mean spacing apart, moved by at most TRK_JITTER
+	 * spacings each: they stay distinct unless clamping meets them. */
+	double spacing = sqrt(p->width * p->height / (double)n);
+	rng r;
+	rng_seed(&r, read_u64(genome));
+	if (trk_points_random(&r, n, p->width, p->height, 0.5 * spacing, pts, err))
+		goto done;
+	for (size_t i = 0; i < n; i++) {
+		double jx = ((double)genome[TRK_GENOME_SEEDS + 2 * i] - 127.5) / 127.5;
+		double jy = ((double)genome[TRK_GENOME_SEEDS + 2 * i + 1] - 127.5) / 127.5;
+		pts[i].x = clamp(pts[i].x + jx * TRK_JITTER * spacing, 0, p->width);
+		pts[i].y = clamp(pts[i].y + jy * TRK_JITTER * spacing, 0, p->height);
+	}
+	if (!(dt = trk_delaunay_new(pts, n, err)))
+		goto done;
+	if (!(vd = trk_voronoi_new(dt, p->width, p->height, err)))
+		goto done;
+	trk_loop_params lp;
+	trk_loop_params_default(&lp);
+	lp.min_vertices = TRK_MIN_SEGMENTS;
+	lp.max_vertices = TRK_MAX_SEGMENTS;
+	lp.margin = 2 * p->track_width;
+	lp.min_edge_length = p->track_width;
+	lp.max_attempts = 16;
+	lp.steps_per_attempt = 1024;
+	uint64_t walk = read_u64(genome + 8);
+	rng_seed(&r, walk);
+	if (!(loop = trk_loop_new(vd, &lp, &r, err)))
+		goto done;
+	trk_track_params tp = { .spacing = TRK_SPACING,
+				.width = p->track_width,
+				.amplitude = TRK_AMPLITUDE,
+				.period = TRK_PERIOD,
+				.octaves = TRK_OCTAVES,
+				.max_slope = TRK_MAX_SLOPE,
+				.seed = mix64(walk ^ UINT64_C(0xe1e7)) };
+	/* The spline runs through the midpoints of the circuit's sides, which
+	 * rounds every Voronoi corner (a spline through the corners themselves
+	 * turns far too sharply: docs/racetrack.md). */
+	for (size_t i = 0; i < loop->n; i++) {
+		trk_vec2 a = loop->points[i], b = loop->points[(i + 1) % loop->n];
+		pts[i].x = (a.x + b.x) / 2;
+		pts[i].y = (a.y + b.y) / 2;
+	}
+	track = trk_track_build(pts, loop->n, &tp, err);
+done:
+	trk_loop_free(loop);
+	trk_voronoi_free(vd);
+	trk_delaunay_free(dt);
+	free(pts);
+	return track;
+}
+
+/* ---- operators ---- */
+
+typedef struct trk_evaluator trk_evaluator;
+static size_t genome_len(const void *ctx);
+
+static void op_mutate(void *ctx, rng *r, double rate, uint8_t *g)
+{
+	for (int s = 0; s < 2; s++)
+		if (rng_unit(r) < rate)
+			write_u64(g + 8 * s, rng_next(r));
+	size_t len = genome_len(ctx);
+	for (size_t i = TRK_GENOME_SEEDS; i < len; i++) {
+		if (!(rng_unit(r) < rate))
+			continue;
+		int step = 1 + (int)rng_below(r, 32);
+		int v = g[i] + (rng_below(r, 2) ? step : -step);
+		g[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+	}
+}
+
+static void op_random(void *ctx, rng *r, uint8_t *g)
+{
+	size_t len = genome_len(ctx);
+	for (size_t i = 0; i < len; i++)
+		g[i] = (uint8_t)rng_below(r, 256);
+}
+
+static void op_crossover(void *ctx, rng *r, const uint8_t *a, const uint8_t *b, uint8_t *child)
+{
+	size_t len = genome_len(ctx), jit = len - TRK_GENOME_SEEDS;
+	size_t cut = TRK_GENOME_SEEDS + 1 + (size_t)rng_below(r, jit - 1);
+	memcpy(child, a, cut);
+	memcpy(child + cut, b + cut, len - cut);
+	memcpy(child + 8, (rng_below(r, 2) ? b : a) + 8, 8);
+}
+
+static void describe_genome(void *ctx, const uint8_t *g, char *buf, size_t size)
+{
+	(void)ctx;
+	static const char hex[] = "0123456789abcdef";
+	size_t i = 0;
+	for (; i < TRK_GENOME_SEEDS && 2 * i + 2 < size; i++) {
+		buf[2 * i] = hex[g[i] >> 4];
+		buf[2 * i + 1] = hex[g[i] & 15];
+	}
+	if (size)
+		buf[2 * i] = '\0';
+}
+
+/* ---- evaluation ---- */
+
+struct trk_evaluator {
+	const trk_search_params *p;
+	const trk_px_model *model;
+	int threads;
+	const uint8_t *genomes;
+	size_t n, len;
+	ga_eval *out;
+	atomic_size_t next;
+	atomic_uint_fast64_t races;
+	atomic_int failed; /* SF_ENOMEM from a worker ends the run */
+};
+
+/* The operators' context is the evaluator, which knows the genome length. */
+static size_t genome_len(const void *ctx)
+{
+	return ((const trk_evaluator *)ctx)->len;
+}
+
+/*
+ * The GA's evaluation of one genome: 0 for a genome without a valid track,
+ * FITNESS_SHIFT + the paper's fitness otherwise. Descriptors: the length
+ * within the limits, and the share of segments the player finished.
+ */
+static int evaluate_one(trk_evaluator *ev, const uint8_t *g, ga_eval *out)
+{
+	memset(out, 0, sizeof *out);
+	sf_err err = { 0 };
+	trk_track *track = trk_genome_track(ev->p, g, &err);
+	if (!track)
+		return err.code == SF_ENOMEM ? SF_ENOMEM : 0;
+	trk_limits lim = trk_search_limits(ev->p);
+	trk_report rep;
+	int bad = trk_track_check(track, &lim, 0, &rep, &err);
+	if (bad) {
+		trk_track_free(track);
+		return bad < 0 ? bad : 0;
+	}
+	trk_race_params rp;
+	trk_race_params_default(&rp);
+	rp.player_skill = ev->p->player_skill;
+	trk_race_result race = { 0 };
+	int rc = trk_race_run(track, &rp, ev->model, trk_genome_race_seed(g), &race, &err);
+	atomic_fetch_add(&ev->races, 1);
+	if (!rc) {
+		double f = trk_race_fitness(track, &race, ev->p->target, ev->p->ntarget);
+		out->fitness = clamp(FITNESS_SHIFT + f, 0, FITNESS_SHIFT);
+		out->desc[0] = clamp(
+			(track->length - lim.min_length) / (lim.max_length - lim.min_length), 0, 1);
+		size_t done = 0;
+		for (size_t i = 0; i < race.nsegments; i++)
+			done += race.segment_px[i] >= 0;
+		out->desc[1] = race.nsegments ? (double)done / (double)race.nsegments : 0;
+	}
+	trk_race_result_free(&race);
+	trk_track_free(track);
+	return rc == SF_ENOMEM ? rc : 0;
+}
+
+static void eval_worker(void *arg, int worker)
+{
+	(void)worker;
+	trk_evaluator *ev = arg;
+	for (;;) {
+		size_t i = atomic_fetch_add_explicit(&ev->next, 1, memory_order_relaxed);
+		if (i >= ev->n)
+			break;
+		int rc = evaluate_one(ev, ev->genomes + i * ev->len, &ev->out[i]);
+		if (rc)
+			atomic_store(&ev->failed, rc);
+	}
+}
+
+static int eval_batch(void *ctx, const uint8_t *genomes, size_t n, ga_eval *out, sf_err *err)
+{
+	trk_evaluator *ev = ctx;
+	ev->genomes = genomes;
+	ev->n = n;
+	ev->out = out;
+	atomic_store(&ev->next, 0);
+	int threads = ev->threads < (int)n ? ev->threads : (int)n;
+	int rc = par_run(threads > 0 ? threads : 1, eval_worker, ev, err);
+	if (!rc && atomic_load(&ev->failed))
+		rc = sf_err_set(err, SF_ENOMEM, "out of memory evaluating tracks");
+	return rc;
+}
+
+/* ---- stars ---- */
+
+typedef struct star_batch {
+	const trk_search_params *p;
+	const trk_px_model *model;
+	const trk_track *track;
+	uint64_t seed;
+	size_t n;
+	double *laps;
+	atomic_size_t next;
+	atomic_int failed;
+} star_batch;
+
+/* Star race k: skill 0.1 x (1 + k / star_seeds), its own seed. */
+static void star_worker(void *arg, int worker)
+{
+	(void)worker;
+	star_batch *sb = arg;
+	for (;;) {
+		size_t k = atomic_fetch_add_explicit(&sb->next, 1, memory_order_relaxed);
+		if (k >= sb->n)
+			break;
+		trk_race_params rp;
+		trk_race_params_default(&rp);
+		rp.player_skill = 0.1 * (double)(1 + k / (size_t)sb->p->star_seeds);
+		trk_race_result race = { 0 };
+		int rc = trk_race_run(sb->track, &rp, sb->model, mix64(sb->seed + k + 1), &race,
+				      NULL);
+		if (rc)
+			atomic_store(&sb->failed, rc);
+		sb->laps[k] = !rc && race.finished ? race.lap_time : -1;
+		trk_race_result_free(&race);
+	}
+}
+
+static long tenths(double seconds)
+{
+	return (long)floor(seconds * 10 + 0.5);
+}
+
+/*
+ * Races the level's track with agents of increasing skill and places the
+ * lap-time thresholds. Returns 1 when three bands exist, 0 when not (no
+ * level), or a negative code.
+ */
+static int level_stars(const trk_search_params *p, const trk_px_model *model, int threads,
+		       trk_level *lv, sf_err *err)
+{
+	size_t n = (size_t)TRK_STAR_SKILLS * (size_t)p->star_seeds;
+	star_batch sb = {
+		.p = p, .model = model, .track = lv->track, .seed = lv->race_seed, .n = n
+	};
+	lv->laps = malloc(n * sizeof *lv->laps);
+	if (!lv->laps)
+		return sf_err_set(err, SF_ENOMEM, "out of memory for the star races");
+	sb.laps = lv->laps;
+	lv->nlaps = n;
+	int rc = par_run(threads < (int)n ? threads : (int)n, star_worker, &sb, err);
+	if (rc)
+		return rc;
+	if (atomic_load(&sb.failed))
+		return sf_err_set(err, SF_ENOMEM, "out of memory in the star races");
+	lv->races += n;
+	long slow = -1, fast = -1;
+	for (size_t k = 0; k < n; k++) {
+		if (lv->laps[k] < 0)
+			continue;
+		long t = tenths(lv->laps[k]);
+		slow = slow < 0 || t > slow ? t : slow;
+		fast = fast < 0 || t < fast ? t : fast;
+	}
+	if (slow < 0)
+		return 0;
+	/* Score = (slowest - lap) in units of `unit` tenths, higher is better. */
+	long unit = (slow - fast) / STARS_MAX_SCORES + 1;
+	int nscores = (int)((slow - fast) / unit) + 1;
+	uint64_t *hist = calloc((size_t)nscores, sizeof *hist);
+	if (!hist)
+		return sf_err_set(err, SF_ENOMEM, "out of memory for the lap histogram");
+	for (size_t k = 0; k < n; k++)
+		if (lv->laps[k] >= 0)
+			hist[(slow - tenths(lv->laps[k])) / unit]++;
+	int t[3];
+	int ok = stars_thresholds(hist, nscores, &p->stars, t, NULL) == 0;
+	free(hist);
+	if (!ok)
+		return 0;
+	for (int i = 0; i < 3; i++)
+		lv->thresholds[i] = (double)(slow - (long)t[i] * unit) / 10.0;
+	lv->player_stars = 0;
+	if (lv->race.finished)
+		for (int i = 0; i < 3; i++)
+			lv->player_stars += tenths(lv->race.lap_time) <= tenths(lv->thresholds[i]);
+	return 1;
+}
+
+static void level_free(trk_level *lv)
+{
+	free(lv->genome);
+	trk_track_free(lv->track);
+	trk_race_result_free(&lv->race);
+	free(lv->laps);
+	memset(lv, 0, sizeof *lv);
+}
+
+/*
+ * Builds the level of `genome` into `lv`: 1 when it is a level (a valid
+ * track with three lap-time bands), 0 when not, or a negative code.
+ */
+static int make_level(const trk_search_params *p, const trk_px_model *model, int threads,
+		      const uint8_t *genome, const ga_eval *eval, trk_level *lv, sf_err *err)
+{
+	memset(lv, 0, sizeof *lv);
+	size_t len = trk_genome_length(p);
+	if (!eval->fitness)
+		return 0;
+	if (!(lv->genome = malloc(len)))
+		return sf_err_set(err, SF_ENOMEM, "out of memory for a level");
+	memcpy(lv->genome, genome, len);
+	lv->eval = *eval;
+	sf_err e = { 0 };
+	if (!(lv->track = trk_genome_track(p, genome, &e)))
+		return e.code == SF_ENOMEM ? sf_err_set(err, SF_ENOMEM, "%s", e.msg) : 0;
+	trk_race_params rp;
+	trk_race_params_default(&rp);
+	rp.player_skill = p->player_skill;
+	lv->race_seed = trk_genome_race_seed(genome);
+	int rc = trk_race_run(lv->track, &rp, model, lv->race_seed, &lv->race, err);
+	if (rc)
+		return rc;
+	lv->races = 1;
+	lv->fitness = trk_race_fitness(lv->track, &lv->race, p->target, p->ntarget);
+	return level_stars(p, model, threads, lv, err);
+}
+
+static int same_track(const trk_track *a, const trk_track *b)
+{
+	return a->n == b->n && !memcmp(a->samples, b->samples, a->n * sizeof *a->samples);
+}
+
+int trk_search_run(const trk_search_params *p, const trk_search_opts *opts, trk_search_result *out,
+		   sf_err *err)
+{
+	memset(out, 0, sizeof *out);
+	double start = ga_clock_now();
+	int rc = trk_search_params_check(p, err);
+	if (rc)
+		return rc;
+	if (opts->threads < 1 || opts->threads > 1024)
+		return sf_err_set(err, SF_EINVAL, "threads %d is out of range (allowed: 1..1024)",
+				  opts->threads);
+	trk_px_model *own = NULL;
+	const trk_px_model *model = opts->model;
+	if (!model && !(model = own = trk_search_model(p, err)))
+		return err ? err->code : SF_ENOMEM;
+
+	trk_evaluator ev = {
+		.p = p, .model = model, .threads = opts->threads, .len = trk_genome_length(p)
+	};
+	ga_problem prob = { .length = ev.len,
+			    .alphabet = 256,
+			    .ctx = &ev,
+			    .evaluate = eval_batch,
+			    .random = op_random,
+			    .mutate = op_mutate,
+			    .crossover = op_crossover,
+			    .describe = describe_genome };
+	ga_config cfg;
+	ga_config_default(&cfg);
+	cfg.algorithm = GA_GENETIC;
+	cfg.seed = opts->seed;
+	cfg.population = p->population;
+	cfg.generations = p->generations;
+	cfg.mutation_rate = p->mutation_rate;
+	cfg.elites = p->elites;
+	cfg.progress = opts->progress;
+	cfg.progress_arg = opts->progress_arg;
+	cfg.cancel = opts->cancel;
+	cfg.deadline = opts->deadline;
+	ga_result gr = { 0 };
+	rc = ga_run(&prob, &cfg, SIZE_MAX, &gr, err);
+	if (!rc) {
+		out->levels = calloc((size_t)p->count + 1, sizeof *out->levels);
+		if (!out->levels)
+			rc = sf_err_set(err, SF_ENOMEM, "out of memory for the levels");
+	}
+	uint64_t races = atomic_load(&ev.races);
+	/* Best first: past the first genome without a valid track, none has one. */
+	for (size_t i = 0;
+	     !rc && i < gr.count && out->count < (size_t)p->count && gr.evals[i].fitness > 0; i++) {
+		trk_level *lv = &out->levels[out->count];
+		int kept = make_level(p, model, opts->threads, gr.genomes + i * gr.length,
+				      &gr.evals[i], lv, err);
+		races += lv->races;
+		for (size_t j = 0; kept > 0 && j < out->count; j++)
+			if (same_track(out->levels[j].track, lv->track))
+				kept = 0;
+		if (kept < 0)
+			rc = kept;
+		else if (kept)
+			out->count++;
+		else
+			level_free(lv);
+	}
+	if (!rc && !out->count && gr.status == GA_COMPLETED)
+		rc = sf_err_set(err, SF_ERANGE,
+				"no valid track with three lap-time star bands found (%llu genomes "
+				"evaluated); try more generations or another seed",
+				(unsigned long long)gr.evaluations);
+	if (!rc) {
+		out->status = gr.status;
+		out->series = gr.series;
+		out->generations_run = gr.generations_run;
+		out->evaluations = gr.evaluations;
+		out->races = races;
+		gr.series = NULL;
+	}
+	ga_result_free(&gr);
+	trk_px_model_free(own);
+	if (rc)
+		trk_search_result_free(out);
+	out->seconds = ga_clock_now() - start;
+	return rc;
+}
+
+void trk_search_result_free(trk_search_result *res)
+{
+	for (size_t i = 0; res->levels && i < res->count + 1; i++)
+		level_free(&res->levels[i]);
+	free(res->levels);
+	free(res->series);
+	memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,196 @@
+/*
+ * search.h - the racetrack search (issue 5): a genetic algorithm over track
+ * genomes whose fitness is how closely a simulated race follows the
+ * designer's player-experience (PX) curve, and the level it turns the best
+ * tracks into. docs/racetrack.md argues for every choice made here.
+ *
+ * Genome (bytes, as core/search/ga.h wants them): 8 bytes of point seed,
+ * 8 bytes of walk seed (both little-endian), then two jitter bytes (x, y)
+ * per point. The track of a genome:
+ *
+ *   points    trk_points_random() from the point seed, each moved by its
+ *             jitter bytes (byte b -> (b - 127.5) / 127.5 x TRK_JITTER of
+ *             the mean point spacing) and clamped to the area
+ *   diagram   Delaunay triangulation, clipped Voronoi diagram
+ *   circuit   trk_loop_new() seeded with the walk seed
+ *   track     trk_track_build() through the midpoints of the circuit's
+ *             sides (rounding its corners): spline, elevation (noise
+ *             seeded from the walk seed); valid when it passes every
+ *             predicate of trk_track_check() with trk_search_limits()
+ *
+ * Fitness: the paper's starts at 0 and subtracts |target - simulated PX|
+ * for every segment (trk_race_fitness(); a segment the player never
+ * finished counts as PX -1, so it subtracts at most 2). ga.h needs a
+ * fitness >= 0, so the GA sees the paper's shifted by a constant,
+ * 2 x TRK_MAX_SEGMENTS + 1: the ranking is the paper's, every track that
+ * can be raced scores at least 1, and a genome with no valid track scores
+ * 0. A perfect match scores 2 x TRK_MAX_SEGMENTS + 1.
+ *
+ * Operators (deterministic, from the GA's one stream):
+ *  - random: uniform bytes;
+ *  - mutate: each seed is redrawn whole with probability `rate` (a changed
+ *    byte changes the whole stream anyway); each jitter byte is, with
+ *    probability `rate`, nudged by a step of 1..32 up or down (clamped), a
+ *    small move of one point;
+ *  - crossover: single point inside the jitter bytes; the child keeps the
+ *    point seed of the parent that gives the prefix (`a`) and the walk seed
+ *    of either parent with equal probability.
+ *
+ * Stars on lap time (lower is better): TRK_STAR_SKILLS agents of skill
+ * 0.1..0.9, star_seeds races each, race the chosen track; their lap times
+ * in tenths of a second form a histogram with score = slowest - lap, which
+ * core/stars turns into three thresholds, reported back in seconds.
+ */
+#ifndef SF_TRK_SEARCH_H
+#define SF_TRK_SEARCH_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../err.h"
+#include "../search/ga.h"
+#include "../stars.h"
+#include "px.h"
+#include "race.h"
+#include "racetrack.h"
+#include "track.h"
+
+#define TRK_GENOME_SEEDS 16     /* point seed, walk seed */
+#define TRK_SEARCH_MIN_POINTS 8 /* fewer give too small a Voronoi diagram */
+#define TRK_SEARCH_MAX_POINTS 200
+#define TRK_MAX_TARGET 64
+#define TRK_MIN_SEGMENTS 8      /* circuit vertices: segments (genes) of a track */
+#define TRK_MAX_SEGMENTS 24     /* the fitness shift is 2 x this + 1 */
+#define TRK_JITTER 0.2          /* the largest point move, in mean point spacings */
+#define TRK_STAR_SKILLS 9       /* skills 0.1, 0.2, ..., 0.9 */
+#define TRK_SPLINE_MAX_JSON 400 /* most spline samples a level lists */
+
+typedef struct trk_search_params {
+	int points;                    /* Voronoi sites, default 30, 8..200 */
+	double width;                  /* the area, m: default 400, 100..5000 */
+	double height;                 /* default 400, 100..5000 */
+	double track_width;            /* road width, m: default 12, 4..40 */
+	size_t ntarget;                /* 2..TRK_MAX_TARGET */
+	double target[TRK_MAX_TARGET]; /* PX over the lap fraction, each 0..1; default
+					* 0.2 0.5 0.8 0.5 0.2 */
+	char px_model[32];             /* "synthetic" (trk_px_synth, the shipped set's seed) */
+	double player_skill;           /* the player agent of the fitness race, default 0.5, 0..1 */
+	int population;                /* default 30, 2..1000 (the paper's) */
+	int generations;               /* default 50, 1..1000 (the paper's) */
+	double mutation_rate;          /* default 0.1, 0..1 */
+	int elites;                    /* default 1, 0..population-1 */
+	int count;                     /* levels, default 1, 1..100 */
+	int star_seeds;                /* star races per skill, default 3, 1..20 */
+	stars_config stars;            /* default paper */
+} trk_search_params;
+
+/* One level: the genome, its track, the player's lap and the lap-time stars. */
+typedef struct trk_level {
+	uint8_t *genome; /* trk_genome_length() bytes */
+	trk_track *track;
+	trk_race_result race; /* the fitness race: the player's simulated lap */
+	uint64_t race_seed;
+	double fitness;       /* the paper's: <= 0, 0 a perfect match */
+	ga_eval eval;         /* what the GA saw */
+	double thresholds[3]; /* lap seconds for one, two, three stars (decreasing) */
+	int player_stars;     /* stars the player's lap earns, 0..3 */
+	size_t nlaps;
+	double *laps;   /* each star race's lap, s, or -1 when unfinished */
+	uint64_t races; /* races run for this level (stars + the fitness race) */
+} trk_level;
+
+typedef struct trk_search_result {
+	ga_status status;
+	size_t count;
+	trk_level *levels; /* best first */
+	ga_generation *series;
+	int generations_run;
+	uint64_t evaluations; /* distinct genomes evaluated */
+	uint64_t races;       /* races simulated in all */
+	double seconds;       /* wall time of the search; never in the JSON */
+} trk_search_result;
+
+typedef struct trk_search_opts {
+	uint64_t seed;
+	int threads; /* >= 1; never changes the result */
+	/* The experience model; NULL: the one params.px_model names. Borrowed. */
+	const trk_px_model *model;
+	void (*progress)(void *arg, const ga_generation *gen);
+	void *progress_arg;
+	const atomic_int *cancel;
+	double deadline; /* CLOCK_MONOTONIC seconds, 0: none */
+} trk_search_opts;
+
+/* Fills `p` with the defaults listed above. */
+void trk_search_params_default(trk_search_params *p);
+
+/* Checks every field; returns 0 or SF_EINVAL naming the field and its range. */
+int trk_search_params_check(const trk_search_params *p, sf_err *err);
+
+/* Bytes per genome for these params: TRK_GENOME_SEEDS + 2 x points. */
+size_t trk_genome_length(const trk_search_params *p);
+
+/*
+ * The validity limits every level's track passes: trk_limits_default() of
+ * the road width, but a minimum radius of half the width (docs/racetrack.md).
+ */
+trk_limits trk_search_limits(const trk_search_params *p);
+
+/*
+ * Builds the track of `genome` (see the top of this file) without checking
+ * it. Returns a track the caller frees with trk_track_free, or NULL with
+ * err set: SF_ERANGE/SF_EINVAL when the genome has no circuit or spline
+ * (an unbuildable genome), SF_ENOMEM. Pure: same genome, same bytes.
+ */
+trk_track *trk_genome_track(const trk_search_params *p, const uint8_t *genome, sf_err *err);
+
+/* The seed of a genome's fitness race: a 53-bit mix of its two seeds. */
+uint64_t trk_genome_race_seed(const uint8_t *genome);
+
+/*
+ * The experience model params.px_model names, owned by the caller
+ * (trk_px_model_free), or NULL with err set.
+ */
+trk_px_model *trk_search_model(const trk_search_params *p, sf_err *err);
+
+/*
+ * Runs the search. Levels are the best `count` distinct tracks that pass
+ * every validity check and whose star races give three lap-time bands.
+ * Returns 0 (also when cancelled or timed out: see out->status), SF_ERANGE
+ * when a completed run found no such track, or another negative code with
+ * err set; out is then empty. Same params and seed, same result, whatever
+ * the thread count. Free with trk_search_result_free().
+ */
+int trk_search_run(const trk_search_params *p, const trk_search_opts *opts, trk_search_result *out,
+		   sf_err *err);
+
+void trk_search_result_free(trk_search_result *res);
+
+/* ---- JSON (search_json.c) ---- */
+
+/*
+ * Reads params from a JSON object (NULL: all defaults); unknown keys, wrong
+ * types and values out of range are refused with SF_EINVAL and a message
+ * naming the key (params.points) and what it allows.
+ */
+int trk_search_params_from_json(const json_t *obj, trk_search_params *out, sf_err *err);
+
+/* Every params key spelled out, a new object (NULL when out of memory). */
+json_t *trk_search_params_json(const trk_search_params *p);
+
+/*
+ * The level in the common envelope: id ("trk_" + 32 hex of the SHA-256 of
+ * the kind, the puzzle and the star rule), kind, seed, params, puzzle,
+ * solution, stars (better "lower", thresholds in seconds), stats. A new
+ * reference or NULL when out of memory.
+ */
+json_t *trk_level_json(const trk_level *lv, const trk_search_params *p, uint64_t seed);
+
+/* The result document: kind, seed, params, status, evaluations, races,
+ * generations_run, levels, series. A new reference or NULL. */
+json_t *trk_search_result_json(const trk_search_result *r, const trk_search_params *p,
+			       uint64_t seed);
+
+#endif

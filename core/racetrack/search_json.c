@@ -1,0 +1,364 @@
+/*
+ * search_json.c - the JSON codec of the racetrack search: params, levels
+ * and the result document (see search.h). Every params key is read through
+ * one table, so the parser, the defaults and the normalised output cannot
+ * disagree about which keys exist.
+ *
+ * Stars: core/stars_json writes "better": "higher" over integer scores; a
+ * racetrack level's metric is a lap time in seconds, lower being better, so
+ * its stars object is written here in the same shape (strategy, metric,
+ * better, thresholds) with "better": "lower" and the unit.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sha256.h"
+#include "search.h"
+
+enum key_type { KEY_INT, KEY_REAL, KEY_TARGET, KEY_MODEL, KEY_STARS };
+
+typedef struct param_key {
+	const char *name;
+	enum key_type type;
+	size_t offset; /* into trk_search_params */
+} param_key;
+
+#define FIELD(name) offsetof(trk_search_params, name)
+static const param_key keys[] = {
+	{ "points", KEY_INT, FIELD(points) },
+	{ "width", KEY_REAL, FIELD(width) },
+	{ "height", KEY_REAL, FIELD(height) },
+	{ "track_width", KEY_REAL, FIELD(track_width) },
+	{ "target", KEY_TARGET, FIELD(target) },
+	{ "px_model", KEY_MODEL, FIELD(px_model) },
+	{ "player_skill", KEY_REAL, FIELD(player_skill) },
+	{ "population", KEY_INT, FIELD(population) },
+	{ "generations", KEY_INT, FIELD(generations) },
+	{ "mutation_rate", KEY_REAL, FIELD(mutation_rate) },
+	{ "elites", KEY_INT, FIELD(elites) },
+	{ "count", KEY_INT, FIELD(count) },
+	{ "star_seeds", KEY_INT, FIELD(star_seeds) },
+	{ "stars", KEY_STARS, FIELD(stars.strategy) },
+	{ "star_one_fraction", KEY_REAL, FIELD(stars.one_fraction) },
+	{ "star_two_fraction", KEY_REAL, FIELD(stars.two_fraction) },
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+static const param_key *find_key(const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (!strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
+}
+
+static int read_key(const param_key *k, const json_t *v, trk_search_params *p, sf_err *err)
+{
+	void *field = (char *)p + k->offset;
+	switch (k->type) {
+	case KEY_INT: {
+		json_int_t i = json_integer_value(v);
+		if (!json_is_integer(v) || i < -1000000000 || i > 1000000000)
+			return sf_err_set(err, SF_EINVAL, "params.%s must be an integer", k->name);
+		*(int *)field = (int)i;
+		return 0;
+	}
+	case KEY_REAL:
+		if (!json_is_number(v))
+			return sf_err_set(err, SF_EINVAL, "params.%s must be a number", k->name);
+		*(double *)field = json_number_value(v);
+		return 0;
+	case KEY_TARGET: {
+		size_t n = json_array_size(v);
+		if (!json_is_array(v) || n < 2 || n > TRK_MAX_TARGET)
+			return sf_err_set(err, SF_EINVAL,
+					  "params.target must be an array of 2..%d numbers in 0..1",
+					  TRK_MAX_TARGET);
+		for (size_t i = 0; i < n; i++) {
+			json_t *x = json_array_get(v, i);
+			if (!json_is_number(x))
+				return sf_err_set(err, SF_EINVAL,
+						  "params.target[%zu] must be a number in 0..1", i);
+			p->target[i] = json_number_value(x);
+		}
+		p->ntarget = n;
+		return 0;
+	}
+	case KEY_MODEL: {
+		const char *s = json_string_value(v);
+		if (!s || strlen(s) >= sizeof p->px_model)
+			return sf_err_set(err, SF_EINVAL,
+					  "params.px_model must be a model name (allowed: "
+					  "synthetic)");
+		strcpy(p->px_model, s);
+		return 0;
+	}
+	case KEY_STARS:
+		if (!json_is_string(v))
+			return sf_err_set(err, SF_EINVAL, "params.%s must be a string", k->name);
+		if (stars_parse_strategy(json_string_value(v), field, err)) {
+			sf_err_prefix(err, "params.stars: ");
+			return SF_EINVAL;
+		}
+		return 0;
+	}
+	return SF_EINVAL;
+}
+
+int trk_search_params_from_json(const json_t *obj, trk_search_params *out, sf_err *err)
+{
+	trk_search_params_default(out);
+	if (!obj)
+		return trk_search_params_check(out, err);
+	if (!json_is_object(obj))
+		return sf_err_set(err, SF_EINVAL, "params must be a JSON object");
+	const char *name;
+	json_t *v;
+	json_object_foreach((json_t *)obj, name, v)
+	{
+		const param_key *k = find_key(name);
+		if (!k)
+			return sf_err_set(
+				err, SF_EINVAL,
+				"params.%s is not a racetrack parameter (allowed: points, "
+				"width, height, track_width, target, px_model, "
+				"player_skill, population, generations, mutation_rate, "
+				"elites, count, star_seeds, stars, star_one_fraction, "
+				"star_two_fraction)",
+				name);
+		int rc = read_key(k, v, out, err);
+		if (rc)
+			return rc;
+	}
+	int rc = trk_search_params_check(out, err);
+	if (rc)
+		sf_err_prefix(err, "params.");
+	return rc;
+}
+
+json_t *trk_search_params_json(const trk_search_params *p)
+{
+	json_t *obj = json_object();
+	for (size_t i = 0; obj && i < NKEYS; i++) {
+		const param_key *k = &keys[i];
+		const void *field = (const char *)p + k->offset;
+		json_t *v = NULL;
+		if (k->type == KEY_INT) {
+			v = json_integer(*(const int *)field);
+		} else if (k->type == KEY_REAL) {
+			v = json_real(*(const double *)field);
+		} else if (k->type == KEY_TARGET) {
+			v = json_array();
+			for (size_t j = 0; v && j < p->ntarget; j++)
+				if (json_array_append_new(v, json_real(p->target[j]))) {
+					json_decref(v);
+					v = NULL;
+				}
+		} else if (k->type == KEY_MODEL) {
+			v = json_string(p->px_model);
+		} else {
+			v = json_string(stars_strategy_name(p->stars.strategy));
+		}
+		if (json_object_set_new(obj, k->name, v)) {
+			json_decref(obj);
+			return NULL;
+		}
+	}
+	return obj;
+}
+
+/* ---- levels ---- */
+
+static json_t *vec3(trk_vec3 v)
+{
+	return json_pack("[fff]", v.x, v.y, v.z);
+}
+
+/* target(f) by linear interpolation at x = f * (ntarget - 1), as in race.c. */
+static double target_at(const double *target, size_t ntarget, double x)
+{
+	if (ntarget == 1 || x <= 0)
+		return target[0];
+	if (x >= (double)(ntarget - 1))
+		return target[ntarget - 1];
+	size_t i = (size_t)x;
+	double frac = x - (double)i;
+	return frac == 0 ? target[i] : target[i] + frac * (target[i + 1] - target[i]);
+}
+
+/* The track as a level shows it: every step-th sample and the segments. */
+static json_t *puzzle_json(const trk_level *lv, const trk_search_params *p)
+{
+	const trk_track *t = lv->track;
+	size_t step = (t->n + TRK_SPLINE_MAX_JSON - 1) / TRK_SPLINE_MAX_JSON;
+	json_t *spline = json_array(), *segments = json_array(), *checkpoints = json_array();
+	int bad = !spline || !segments || !checkpoints;
+	for (size_t k = 0; !bad && k < t->n; k += step)
+		bad = json_array_append_new(spline, vec3(t->samples[k]));
+	for (size_t i = 0; !bad && i < t->nsegments; i++) {
+		size_t a = t->seg_start[i], s = a < t->n ? a : t->n - 1;
+		size_t b = i + 1 < t->nsegments ? t->seg_start[i + 1] : t->n;
+		/* The target at the segment's midpoint fraction, computed exactly as
+		 * trk_race_fitness() does, so the segments add up to the fitness. */
+		double x = ((double)(a + b) * (double)(p->ntarget - 1)) / (double)(2 * t->n);
+		double target = target_at(p->target, p->ntarget, x);
+		double sim = i < lv->race.nsegments ? lv->race.segment_px[i] : -1;
+		bad = json_array_append_new(segments, json_pack("{s:f, s:I, s:f, s:f}", "start",
+								(double)s * t->ds, "start_sample",
+								(json_int_t)s, "target_px", target,
+								"simulated_px", sim)) ||
+		      json_array_append_new(checkpoints, vec3(t->samples[s]));
+	}
+	if (bad) {
+		json_decref(spline);
+		json_decref(segments);
+		json_decref(checkpoints);
+		return NULL;
+	}
+	/* The start line crosses the road at sample 0, square to the direction of travel. */
+	trk_vec3 a = t->samples[0], b = t->samples[1 % t->n];
+	double dx = b.x - a.x, dy = b.y - a.y, len = sqrt(dx * dx + dy * dy);
+	if (len > 0) {
+		dx /= len;
+		dy /= len;
+	}
+	return json_pack("{s:o, s:I, s:I, s:f, s:f, s:f, s:o, s:o, s:{s:o, s:[ff], s:f}}", "spline",
+			 spline, "spline_step", (json_int_t)step, "samples", (json_int_t)t->n, "ds",
+			 t->ds, "width", t->width, "length", t->length, "segments", segments,
+			 "checkpoints", checkpoints, "start_line", "position", vec3(a), "direction",
+			 dx, dy, "width", t->width);
+}
+
+static json_t *solution_json(const trk_level *lv, const trk_search_params *p)
+{
+	json_t *px = json_array();
+	for (size_t i = 0; px && i < lv->race.nsegments; i++)
+		if (json_array_append_new(px, json_real(lv->race.segment_px[i]))) {
+			json_decref(px);
+			return NULL;
+		}
+	return json_pack("{s:{s:b, s:o, s:i, s:i, s:o, s:I, s:f, s:i}}", "player_lap", "finished",
+			 lv->race.finished, "time",
+			 lv->race.finished ? json_real(lv->race.lap_time) : json_null(),
+			 "final_standing", lv->race.final_standing, "stuck_segment",
+			 lv->race.stuck_segment, "segment_px", px, "race_seed",
+			 (json_int_t)lv->race_seed, "player_skill", p->player_skill, "stars",
+			 lv->player_stars);
+}
+
+static json_t *stars_object(const trk_level *lv, const trk_search_params *p)
+{
+	json_t *obj = json_pack("{s:s, s:s, s:s, s:s, s:[fff]}", "strategy",
+				stars_strategy_name(p->stars.strategy), "metric", "lap_time",
+				"better", "lower", "unit", "s", "thresholds", lv->thresholds[0],
+				lv->thresholds[1], lv->thresholds[2]);
+	if (obj && p->stars.strategy == STARS_PERCENTILE &&
+	    json_object_set_new(obj, "fractions",
+				json_pack("[ff]", p->stars.one_fraction, p->stars.two_fraction))) {
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+static json_t *stats_json(const trk_level *lv, size_t genome_len)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *g = malloc(2 * genome_len + 1);
+	json_t *laps = json_array();
+	if (!g || !laps) {
+		free(g);
+		json_decref(laps);
+		return NULL;
+	}
+	for (size_t i = 0; i < genome_len; i++) {
+		g[2 * i] = hex[lv->genome[i] >> 4];
+		g[2 * i + 1] = hex[lv->genome[i] & 15];
+	}
+	g[2 * genome_len] = '\0';
+	for (size_t k = 0; k < lv->nlaps; k++)
+		if (json_array_append_new(laps, lv->laps[k] >= 0 ? json_real(lv->laps[k])
+								 : json_null())) {
+			free(g);
+			json_decref(laps);
+			return NULL;
+		}
+	json_t *obj = json_pack("{s:{s:f, s:f}, s:I, s:s, s:I, s:o, s:i}", "fitness", "value",
+				lv->fitness, "ga", lv->eval.fitness, "races", (json_int_t)lv->races,
+				"genome", g, "segments", (json_int_t)lv->track->nsegments,
+				"star_laps", laps, "star_skills", TRK_STAR_SKILLS);
+	free(g);
+	return obj;
+}
+
+/* "trk_" and 32 hex digits: SHA-256 of the kind, the puzzle and the star rule. */
+static int level_id(const json_t *puzzle, const trk_search_params *p, char id[40])
+{
+	char *text = json_dumps(puzzle, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!text)
+		return -1;
+	char rule[96];
+	int n = snprintf(rule, sizeof rule, "\n%s", stars_strategy_name(p->stars.strategy));
+	if (p->stars.strategy == STARS_PERCENTILE)
+		snprintf(rule + n, sizeof rule - (size_t)n, " %.17g %.17g", p->stars.one_fraction,
+			 p->stars.two_fraction);
+	sha256_ctx c;
+	sha256_init(&c);
+	sha256_update(&c, "racetrack\n", 10);
+	sha256_update(&c, text, strlen(text));
+	sha256_update(&c, rule, strlen(rule));
+	uint8_t digest[SHA256_DIGEST_LEN];
+	sha256_final(&c, digest);
+	free(text);
+	memcpy(id, "trk_", 4);
+	sha256_hex(digest, 16, id + 4);
+	return 0;
+}
+
+json_t *trk_level_json(const trk_level *lv, const trk_search_params *p, uint64_t seed)
+{
+	json_t *puzzle = puzzle_json(lv, p);
+	json_t *solution = solution_json(lv, p);
+	char id[40];
+	if (!puzzle || !solution || level_id(puzzle, p, id)) {
+		json_decref(puzzle);
+		json_decref(solution);
+		return NULL;
+	}
+	return json_pack("{s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o}", "id", id, "kind", "racetrack",
+			 "seed", (json_int_t)seed, "params", trk_search_params_json(p), "puzzle",
+			 puzzle, "solution", solution, "stars", stars_object(lv, p), "stats",
+			 stats_json(lv, trk_genome_length(p)));
+}
+
+json_t *trk_search_result_json(const trk_search_result *r, const trk_search_params *p,
+			       uint64_t seed)
+{
+	json_t *levels = json_array(), *series = json_array();
+	json_t *doc =
+		json_pack("{s:s, s:I, s:o, s:s, s:I, s:I, s:i, s:o, s:o}", "kind", "racetrack",
+			  "seed", (json_int_t)seed, "params", trk_search_params_json(p), "status",
+			  ga_status_name(r->status), "evaluations", (json_int_t)r->evaluations,
+			  "races", (json_int_t)r->races, "generations_run", r->generations_run,
+			  "levels", json_incref(levels), "series", json_incref(series));
+	int bad = !doc;
+	for (size_t i = 0; !bad && i < r->count; i++)
+		bad = json_array_append_new(levels, trk_level_json(&r->levels[i], p, seed));
+	for (int g = 0; !bad && g < r->generations_run; g++) {
+		const ga_generation *gen = &r->series[g];
+		bad = json_array_append_new(series,
+					    json_pack("{s:i, s:f, s:f, s:i, s:I}", "generation",
+						      gen->generation, "best", gen->best, "mean",
+						      gen->mean, "at_best", gen->at_best,
+						      "evaluations", (json_int_t)gen->evaluations));
+	}
+	json_decref(levels);
+	json_decref(series);
+	if (bad) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
+}

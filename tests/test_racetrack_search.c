@@ -1,0 +1,393 @@
+/*
+ * test_racetrack_search.c - the racetrack search and its kind: params,
+ * determinism, elitism, track validity of every level, the fitness and the
+ * lap-time stars, and `starforge generate racetrack` end to end.
+ */
+#include "spawn.h"
+
+#include <math.h>
+
+#include "kinds.h"
+#include "racetrack/search.h"
+#include "racetrack/track.h"
+
+/* Small searches keep the suite fast; the defaults are exercised end to end. */
+static json_t *run_search(const char *params_text, uint64_t seed, int threads)
+{
+	json_error_t jerr;
+	json_t *pj = params_text ? json_loads(params_text, 0, &jerr) : NULL;
+	const sf_kind *kind = sf_kind_find("racetrack");
+	assert_non_null(kind);
+	sf_err err = { 0 };
+	void *params = kind->params_parse(pj, &err);
+	json_decref(pj);
+	if (!params)
+		fail_msg("params refused: %s", err.msg);
+	sf_gen_opts opts = { .seed = seed, .threads = threads };
+	json_t *doc = kind->generate(params, &opts, &err);
+	kind->params_free(params);
+	if (!doc)
+		fail_msg("generate failed: %s", err.msg);
+	return doc;
+}
+
+static char *dump(const json_t *doc)
+{
+	char *s = json_dumps(doc, JSON_COMPACT);
+	assert_non_null(s);
+	return s;
+}
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	trk_search_params p;
+	sf_err err = { 0 };
+	assert_int_equal(trk_search_params_from_json(NULL, &p, &err), 0);
+	assert_int_equal(p.points, 30);
+	assert_true(p.width == 400 && p.height == 400 && p.track_width == 12);
+	assert_int_equal(p.ntarget, 5);
+	assert_true(p.target[0] == 0.2 && p.target[2] == 0.8 && p.target[4] == 0.2);
+	assert_string_equal(p.px_model, "synthetic");
+	assert_int_equal(p.population, 30);
+	assert_int_equal(p.generations, 50);
+	assert_int_equal(p.elites, 1);
+	assert_int_equal(p.count, 1);
+	assert_int_equal(p.stars.strategy, STARS_PAPER);
+	/* The echoed params read back to the same params. */
+	json_t *j = trk_search_params_json(&p);
+	trk_search_params q;
+	assert_int_equal(trk_search_params_from_json(j, &q, &err), 0);
+	json_t *k = trk_search_params_json(&q);
+	assert_true(json_equal(j, k));
+	json_decref(j);
+	json_decref(k);
+	json_t *custom = json_pack("{s:[fff], s:i}", "target", 0.1, 0.9, 0.3, "points", 40);
+	assert_int_equal(trk_search_params_from_json(custom, &p, &err), 0);
+	assert_int_equal(p.ntarget, 3);
+	assert_true(p.target[1] == 0.9);
+	assert_int_equal(p.points, 40);
+	json_decref(custom);
+}
+
+static void test_bad_params(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *json, *key;
+	} cases[] = {
+		{ "{\"points\": 7}", "points" },
+		{ "{\"points\": 201}", "points" },
+		{ "{\"points\": 3.5}", "points" },
+		{ "{\"width\": 50}", "width" },
+		{ "{\"height\": 6000}", "height" },
+		{ "{\"height\": \"big\"}", "height" },
+		{ "{\"track_width\": 2}", "track_width" },
+		{ "{\"target\": [0.5]}", "target" },
+		{ "{\"target\": [0.5, 1.5]}", "target" },
+		{ "{\"target\": [0.5, \"x\"]}", "target" },
+		{ "{\"target\": 0.5}", "target" },
+		{ "{\"px_model\": \"mine\"}", "px_model" },
+		{ "{\"px_model\": 3}", "px_model" },
+		{ "{\"player_skill\": -0.1}", "player_skill" },
+		{ "{\"population\": 1}", "population" },
+		{ "{\"generations\": 0}", "generations" },
+		{ "{\"mutation_rate\": 2}", "mutation_rate" },
+		{ "{\"elites\": 30}", "elites" },
+		{ "{\"count\": 0}", "count" },
+		{ "{\"star_seeds\": 0}", "star_seeds" },
+		{ "{\"stars\": \"gold\"}", "stars" },
+		{ "{\"star_one_fraction\": 1}", "star_one_fraction" },
+		{ "{\"star_two_fraction\": 0.6}", "star_two_fraction" },
+		{ "{\"laps\": 3}", "laps" },
+		{ "[1]", "params" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		json_error_t jerr;
+		json_t *j = json_loads(cases[i].json, 0, &jerr);
+		assert_non_null(j);
+		trk_search_params p;
+		sf_err err = { 0 };
+		int rc = trk_search_params_from_json(j, &p, &err);
+		json_decref(j);
+		if (rc != SF_EINVAL)
+			fail_msg("%s accepted", cases[i].json);
+		char want[64];
+		snprintf(want, sizeof want, "params.%s", cases[i].key);
+		if (strcmp(cases[i].key, "params") && !strstr(err.msg, want))
+			fail_msg("%s: message '%s' does not name %s", cases[i].json, err.msg, want);
+	}
+	/* Through the registry, as the command line and the service call it. */
+	sf_err err = { 0 };
+	json_t *j = json_pack("{s:i}", "points", 500);
+	assert_null(sf_kind_find("racetrack")->params_parse(j, &err));
+	assert_non_null(strstr(err.msg, "params.points"));
+	assert_non_null(strstr(err.msg, "8..200"));
+	json_decref(j);
+}
+
+#define SMALL "{\"population\": 12, \"generations\": 6}"
+
+static void test_determinism(void **state)
+{
+	(void)state;
+	json_t *a = run_search(SMALL, 7, 1), *b = run_search(SMALL, 7, 2),
+	       *c = run_search(SMALL, 7, 1), *d = run_search(SMALL, 8, 2);
+	char *sa = dump(a), *sb = dump(b), *sc = dump(c), *sd = dump(d);
+	assert_string_equal(sa, sb);
+	assert_string_equal(sa, sc);
+	assert_string_not_equal(sa, sd);
+	free(sa);
+	free(sb);
+	free(sc);
+	free(sd);
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+	json_decref(d);
+}
+
+static void test_elitism(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		json_t *doc = run_search("{\"population\": 12, \"generations\": 15}", seed, 2);
+		json_t *series = json_object_get(doc, "series");
+		assert_int_equal(json_array_size(series), 15);
+		double prev = -1;
+		for (size_t g = 0; g < json_array_size(series); g++) {
+			double best =
+				json_real_value(json_object_get(json_array_get(series, g), "best"));
+			assert_true(best >= prev);
+			prev = best;
+		}
+		json_decref(doc);
+	}
+}
+
+static uint8_t *genome_of(const json_t *level, size_t len)
+{
+	const char *hex =
+		json_string_value(json_object_get(json_object_get(level, "stats"), "genome"));
+	assert_non_null(hex);
+	assert_int_equal(strlen(hex), 2 * len);
+	uint8_t *g = malloc(len);
+	assert_non_null(g);
+	for (size_t i = 0; i < len; i++) {
+		unsigned v;
+		assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
+		g[i] = (uint8_t)v;
+	}
+	return g;
+}
+
+static double num(const json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+	assert_true(json_is_number(v));
+	return json_number_value(v);
+}
+
+/* Rebuilds every level's track from its genome: valid, and the spline shown. */
+static void check_level(const json_t *level, const trk_search_params *p, const trk_px_model *model)
+{
+	size_t len = trk_genome_length(p);
+	uint8_t *g = genome_of(level, len);
+	sf_err err = { 0 };
+	trk_track *t = trk_genome_track(p, g, &err);
+	if (!t)
+		fail_msg("level genome does not build: %s", err.msg);
+	trk_limits lim = trk_search_limits(p);
+	trk_report rep;
+	int bad = trk_track_check(t, &lim, 1, &rep, &err);
+	if (bad)
+		fail_msg("level track fails %s: %s", rep.failed[0].name, rep.failed[0].reason);
+
+	const json_t *puzzle = json_object_get(level, "puzzle");
+	json_t *spline = json_object_get(puzzle, "spline");
+	size_t step = (size_t)num(puzzle, "spline_step");
+	assert_int_equal((size_t)num(puzzle, "samples"), t->n);
+	assert_int_equal(json_array_size(spline), (t->n + step - 1) / step);
+	assert_true(json_array_size(spline) <= TRK_SPLINE_MAX_JSON);
+	for (size_t k = 0; k < json_array_size(spline); k++) {
+		json_t *pt = json_array_get(spline, k);
+		assert_true(json_real_value(json_array_get(pt, 0)) == t->samples[k * step].x);
+		assert_true(json_real_value(json_array_get(pt, 1)) == t->samples[k * step].y);
+		assert_true(json_real_value(json_array_get(pt, 2)) == t->samples[k * step].z);
+	}
+	assert_true(num(puzzle, "width") == p->track_width);
+	json_t *segs = json_object_get(puzzle, "segments");
+	assert_int_equal(json_array_size(segs), t->nsegments);
+	assert_int_equal(json_array_size(json_object_get(puzzle, "checkpoints")), t->nsegments);
+
+	/* The fitness is the paper's: minus the sum of the segments' differences. */
+	double sum = 0;
+	for (size_t i = 0; i < json_array_size(segs); i++) {
+		json_t *s = json_array_get(segs, i);
+		sum += fabs(num(s, "target_px") - num(s, "simulated_px"));
+	}
+	json_t *fit = json_object_get(json_object_get(level, "stats"), "fitness");
+	assert_true(fabs(num(fit, "value") + sum) < 1e-9);
+	assert_true(num(fit, "value") <= 0);
+	assert_true(fabs(num(fit, "ga") - (2.0 * TRK_MAX_SEGMENTS + 1 + num(fit, "value"))) < 1e-9);
+
+	/* The player's lap is the race it names, on this track. */
+	json_t *lap = json_object_get(json_object_get(level, "solution"), "player_lap");
+	trk_race_params rp;
+	trk_race_params_default(&rp);
+	rp.player_skill = num(lap, "player_skill");
+	trk_race_result race = { 0 };
+	assert_int_equal(trk_race_run(t, &rp, model, (uint64_t)num(lap, "race_seed"), &race, &err),
+			 0);
+	assert_int_equal(json_is_true(json_object_get(lap, "finished")), race.finished);
+	if (race.finished)
+		assert_true(num(lap, "time") == race.lap_time);
+
+	/* Stars: lower is better, one > two > three seconds, the fastest star lap earns three. */
+	json_t *stars = json_object_get(level, "stars");
+	assert_string_equal(json_string_value(json_object_get(stars, "better")), "lower");
+	assert_string_equal(json_string_value(json_object_get(stars, "metric")), "lap_time");
+	json_t *th = json_object_get(stars, "thresholds");
+	double t1 = json_real_value(json_array_get(th, 0)),
+	       t2 = json_real_value(json_array_get(th, 1)),
+	       t3 = json_real_value(json_array_get(th, 2));
+	assert_true(t1 > t2 && t2 > t3 && t3 > 0);
+	json_t *laps = json_object_get(json_object_get(level, "stats"), "star_laps");
+	double fastest = HUGE_VAL, slowest = 0;
+	for (size_t k = 0; k < json_array_size(laps); k++) {
+		json_t *v = json_array_get(laps, k);
+		if (json_is_null(v))
+			continue;
+		fastest = fmin(fastest, json_real_value(v));
+		slowest = fmax(slowest, json_real_value(v));
+	}
+	assert_true(fabs(t3 - floor(fastest * 10 + 0.5) / 10) < 1e-9);
+	assert_true(t1 <= floor(slowest * 10 + 0.5) / 10 + 1e-9);
+	int want = 0;
+	if (race.finished)
+		for (int i = 0; i < 3; i++)
+			want += floor(race.lap_time * 10 + 0.5) <=
+				floor(json_real_value(json_array_get(th, (size_t)i)) * 10 + 0.5);
+	assert_int_equal((int)num(lap, "stars"), want);
+
+	const char *id = json_string_value(json_object_get(level, "id"));
+	assert_non_null(id);
+	assert_int_equal(strlen(id), 36);
+	assert_memory_equal(id, "trk_", 4);
+	trk_race_result_free(&race);
+	trk_track_free(t);
+	free(g);
+}
+
+static void test_levels_valid(void **state)
+{
+	(void)state;
+	const char *text = "{\"population\": 12, \"generations\": 6, \"count\": 2}";
+	json_error_t jerr;
+	json_t *pj = json_loads(text, 0, &jerr);
+	trk_search_params p;
+	sf_err err = { 0 };
+	assert_int_equal(trk_search_params_from_json(pj, &p, &err), 0);
+	json_decref(pj);
+	trk_px_model *model = trk_search_model(&p, &err);
+	assert_non_null(model);
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		json_t *doc = run_search(text, seed, 2);
+		assert_string_equal(json_string_value(json_object_get(doc, "kind")), "racetrack");
+		assert_string_equal(json_string_value(json_object_get(doc, "status")), "completed");
+		json_t *levels = json_object_get(doc, "levels");
+		assert_true(json_array_size(levels) >= 1 && json_array_size(levels) <= 2);
+		for (size_t i = 0; i < json_array_size(levels); i++)
+			check_level(json_array_get(levels, i), &p, model);
+		if (json_array_size(levels) == 2)
+			assert_string_not_equal(
+				json_string_value(json_object_get(json_array_get(levels, 0), "id")),
+				json_string_value(
+					json_object_get(json_array_get(levels, 1), "id")));
+		json_decref(doc);
+	}
+	trk_px_model_free(model);
+}
+
+/*
+ * A perfect match scores the maximum: the race's own per-segment PX, given
+ * as the simulated PX, subtracts nothing, so the GA sees 2 x 24 + 1.
+ */
+static void test_perfect_match(void **state)
+{
+	(void)state;
+	trk_search_params p;
+	trk_search_params_default(&p);
+	sf_err err = { 0 };
+	trk_px_model *model = trk_search_model(&p, &err);
+	assert_non_null(model);
+	json_t *doc = run_search(SMALL, 3, 1);
+	json_t *level = json_array_get(json_object_get(doc, "levels"), 0);
+	uint8_t *g = genome_of(level, trk_genome_length(&p));
+	trk_track *t = trk_genome_track(&p, g, &err);
+	assert_non_null(t);
+	trk_race_params rp;
+	trk_race_params_default(&rp);
+	trk_race_result race = { 0 };
+	assert_int_equal(trk_race_run(t, &rp, model, trk_genome_race_seed(g), &race, &err), 0);
+	/* A constant target, and a result whose every segment hit it. */
+	double target[2] = { 0.4, 0.4 };
+	for (size_t i = 0; i < race.nsegments; i++)
+		race.segment_px[i] = 0.4;
+	assert_true(trk_race_fitness(t, &race, target, 2) == 0);
+	/* Any miss lowers it. */
+	race.segment_px[0] = 0.5;
+	assert_true(trk_race_fitness(t, &race, target, 2) < 0);
+	trk_race_result_free(&race);
+	trk_track_free(t);
+	free(g);
+	json_decref(doc);
+	trk_px_model_free(model);
+}
+
+/* Through the registry's command line: `starforge generate racetrack --seed 1`. */
+static void test_cli(void **state)
+{
+	(void)state;
+	const char *bin = getenv("STARFORGE_BIN");
+	if (!bin || !*bin) {
+		/* Not under make test: the registry path above covers the kind. */
+		json_t *doc = run_search(NULL, 1, 2);
+		assert_int_equal(json_array_size(json_object_get(doc, "levels")), 1);
+		json_decref(doc);
+		skip();
+	}
+	const char *args[] = { "generate", "racetrack", "--seed", "1", NULL };
+	run_result res;
+	double t0 = now_s();
+	run_args(&res, args);
+	double took = now_s() - t0;
+	if (res.status != 0)
+		fail_msg("exit %d: %s", res.status, res.err);
+	json_error_t jerr;
+	json_t *doc = json_loads(res.out, 0, &jerr);
+	assert_non_null(doc);
+	assert_string_equal(json_string_value(json_object_get(doc, "kind")), "racetrack");
+	assert_int_equal(json_integer_value(json_object_get(doc, "seed")), 1);
+	json_t *level = json_array_get(json_object_get(doc, "levels"), 0);
+	assert_non_null(level);
+	assert_string_equal(json_string_value(json_object_get(level, "kind")), "racetrack");
+	/* The same document as the kind's generate with any thread count. */
+	json_t *direct = run_search(NULL, 1, 1);
+	assert_true(json_equal(doc, direct));
+	print_message("default racetrack job: %.2f s\n", took);
+	json_decref(direct);
+	json_decref(doc);
+	run_free(&res);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),     cmocka_unit_test(test_bad_params),
+		cmocka_unit_test(test_determinism),  cmocka_unit_test(test_elitism),
+		cmocka_unit_test(test_levels_valid), cmocka_unit_test(test_perfect_match),
+		cmocka_unit_test(test_cli),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
