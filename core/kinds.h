@@ -28,6 +28,16 @@ typedef struct sf_gen_opts {
 	/* The kind's evaluation cache, or NULL: its type is the kind's own
 	 * (lattice: lat_eval_cache). Never changes the levels. */
 	const void *eval_cache;
+	/*
+	 * Named resources the params may refer to (racetrack: type "px_model",
+	 * an uploaded experience model), or NULL where there are none (the
+	 * command line). Returns the resource's text, malloc'ed (the caller
+	 * frees it; *len is its length), or NULL when there is no such
+	 * resource. Called from the generator's thread, so it must be safe to
+	 * call from any thread; resource_ctx is passed back unchanged.
+	 */
+	char *(*resource)(void *ctx, const char *type, const char *name, size_t *len);
+	void *resource_ctx;
 } sf_gen_opts;
 
 typedef struct sf_kind {
@@ -46,6 +56,14 @@ typedef struct sf_kind {
 	 * series; a new reference. NULL with `err` set on failure.
 	 */
 	json_t *(*generate)(const void *params, const sf_gen_opts *opts, sf_err *err);
+	/*
+	 * Optional (NULL: the params never name a resource). The name of the
+	 * resource `params` (from params_parse) need, with its type in *type
+	 * (both borrowed from params or static), or NULL when they need none;
+	 * lets a service refuse a job that names a missing resource before it
+	 * is queued. The kind's generate() fetches it through opts->resource.
+	 */
+	const char *(*params_resource)(const void *params, const char **type);
 } sf_kind;
 
 /* The kind called `name`, or NULL. */

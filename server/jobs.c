@@ -186,7 +186,9 @@ static void job_work(uv_work_t *w)
 			     .progress = job_progress,
 			     .progress_arg = j,
 			     .cancel = &j->cancel,
-			     .eval_cache = evalcache_iface(j->svc->evals) };
+			     .eval_cache = evalcache_iface(j->svc->evals),
+			     .resource = pxres_fetch,
+			     .resource_ctx = j->svc->resources };
 	j->result = j->kind->generate(j->params, &opts, &j->err);
 }
 
@@ -516,6 +518,23 @@ void jobs_submit(service *svc, http_req *r, const route_match *m)
 	if (!params) {
 		respond_problem(r, 422, "invalid-params", "Invalid parameters", NULL, "%s",
 				err.msg);
+		goto out;
+	}
+	/* A job naming a resource that is not there could only fail: refuse it now. */
+	const char *rtype = NULL;
+	const char *rname = kind->params_resource ? kind->params_resource(params, &rtype) : NULL;
+	int have = rname ? pxres_exists(svc->db, rtype, rname, &err) : 1;
+	if (have <= 0) {
+		/* rname points into params: answer before freeing them. */
+		if (have < 0)
+			respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s",
+					err.msg);
+		else
+			respond_problem(r, 422, "invalid-params", "Invalid parameters", NULL,
+					"params.%s '%s' is not an uploaded model (upload it with "
+					"POST /v1/px-models, or use 'synthetic')",
+					rtype, rname);
+		kind->params_free(params);
 		goto out;
 	}
 	if (svc->stopping) {

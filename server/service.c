@@ -249,6 +249,8 @@ static const route routes[] = {
 	{ "GET", "/v1/levels", "levels.list", H(levels_list) },
 	{ "GET", "/v1/levels/{id}", "levels.get", H(levels_get) },
 	{ "GET", "/v1/evaluations/{lattice}/{sequence}", "evaluations.get", H(evaluations_get) },
+	{ "POST", "/v1/px-models", "px_models.upload", H(pxmodels_upload) },
+	{ "GET", "/v1/px-models/{name}", "px_models.get", H(pxmodels_get) },
 	{ "GET", "/healthz", "healthz", H(healthz) },
 	{ "GET", "/readyz", "readyz", H(readyz) },
 	{ "GET", "/metrics", "metrics", H(metrics_get) },
@@ -321,6 +323,8 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 		store_version(svc->db));
 	if (!(svc->evals = evalcache_new(cfg->db_path, metrics_shared_of(svc->metrics))))
 		return sf_err_set(err, SF_ENOMEM, "out of memory for the evaluation cache");
+	if (!(svc->resources = pxres_new(cfg->db_path)))
+		return sf_err_set(err, SF_ENOMEM, "out of memory for the model reader");
 	/* stderr is block-buffered (cmd_serve.c): flush it four times a second. */
 	uv_timer_init(loop, &svc->log_flush);
 	uv_timer_start(&svc->log_flush, flush_log, 250, 250);
@@ -370,6 +374,8 @@ static void on_http_closed(void *arg)
 	svc->responses = NULL;
 	evalcache_free(svc->evals);
 	svc->evals = NULL;
+	pxres_free(svc->resources);
+	svc->resources = NULL;
 	fprintf(stderr, "serve: stopped\n");
 	fflush(stderr);
 }

@@ -16,6 +16,7 @@
 #include "evalcache.h"
 #include "http.h"
 #include "metrics.h"
+#include "pxmodels.h"
 #include "rcache.h"
 #include "routes.h"
 #include "store.h"
@@ -44,6 +45,7 @@ typedef struct service {
 	uv_timer_t log_flush;      /* stderr is block-buffered; flushed on this tick */
 	rcache *responses;         /* bodies of immutable answers (levels, evaluations) */
 	evalcache *evals;          /* the lattice search's side of the evaluation cache */
+	pxres *resources;          /* uploaded models, as jobs' generators read them */
 	int stopping;
 	/* jobs.c */
 	job_rt *queue_head, *queue_tail; /* waiting, oldest first */
@@ -106,6 +108,8 @@ void jobs_cancel(service *svc, http_req *r, const route_match *m);
 void levels_get(service *svc, http_req *r, const route_match *m);
 void levels_list(service *svc, http_req *r, const route_match *m);
 void evaluations_get(service *svc, http_req *r, const route_match *m);
+void pxmodels_upload(service *svc, http_req *r, const route_match *m);
+void pxmodels_get(service *svc, http_req *r, const route_match *m);
 
 /* jobs.c: queue the jobs the store says are pending (at start); count running/queued. */
 int jobs_resume_pending(service *svc, sf_err *err);

@@ -306,6 +306,11 @@ static void test_bad_input(void **state)
 	};
 	for (int i = 0; i < ARRAY_LEN(cases); i++)
 		expect_usage_error(&cases[i], NAMES_ANY);
+	/* Uploaded experience models live in the service's database. */
+	static const bad_case uploaded = { { "generate", "racetrack", "--seed", "1", "--params",
+					     "{\"px_model\":\"mine\"}", NULL },
+					   { "'mine'", "service", "synthetic", NULL } };
+	expect_usage_error(&uploaded, NAMES_ALL);
 }
 
 /* The budget refusal states the limit it was held to. */

@@ -49,6 +49,18 @@ static void test_defaults(void **state)
 	assert_int_equal(p.ntarget, 5);
 	assert_true(p.target[0] == 0.2 && p.target[2] == 0.8 && p.target[4] == 0.2);
 	assert_string_equal(p.px_model, "synthetic");
+	/* Another well-formed name is an uploaded model: the params take it,
+	 * but only the caller can supply the model itself. */
+	{
+		json_t *mine = json_pack("{s:s}", "px_model", "my_traces-2");
+		trk_search_params pm;
+		assert_int_equal(trk_search_params_from_json(mine, &pm, &err), 0);
+		assert_string_equal(pm.px_model, "my_traces-2");
+		assert_null(trk_search_model(&pm, &err));
+		assert_int_equal(err.code, SF_EINVAL);
+		assert_non_null(strstr(err.msg, "my_traces-2"));
+		json_decref(mine);
+	}
 	assert_int_equal(p.population, 30);
 	assert_int_equal(p.generations, 50);
 	assert_int_equal(p.elites, 1);
@@ -87,7 +99,8 @@ static void test_bad_params(void **state)
 		{ "{\"target\": [0.5, 1.5]}", "target" },
 		{ "{\"target\": [0.5, \"x\"]}", "target" },
 		{ "{\"target\": 0.5}", "target" },
-		{ "{\"px_model\": \"mine\"}", "px_model" },
+		{ "{\"px_model\": \"Mine!\"}", "px_model" },
+		{ "{\"px_model\": \"\"}", "px_model" },
 		{ "{\"px_model\": 3}", "px_model" },
 		{ "{\"player_skill\": -0.1}", "player_skill" },
 		{ "{\"population\": 1}", "population" },

@@ -1076,6 +1076,50 @@ static void test_evaluations(void **state)
 	store_close(s);
 }
 
+static void test_px_models(void **state)
+{
+	fixture *f = *state;
+	store *s = open_ok(f->path, STORE_READWRITE);
+	sf_err err = { 0 };
+	char *format = (char *)"sentinel", *body = (char *)"sentinel";
+	/* Missing: 0 with both NULL. */
+	ok(store_get_px_model(s, "mine", &format, &body, &err), &err);
+	assert_null(format);
+	assert_null(body);
+	const char *csv = "speed,intensity\r\n0.5,0.25\n";
+	ok(store_put_px_model(s, "mine", "csv", csv, 1, &err), &err);
+	ok(store_get_px_model(s, "mine", &format, &body, &err), &err);
+	assert_string_equal(format, "csv");
+	assert_string_equal(body, csv); /* byte for byte, CR included */
+	free(format);
+	free(body);
+	/* A name is taken for good: the second put changes nothing. */
+	err.code = 0;
+	assert_int_equal(store_put_px_model(s, "mine", "json", "{}", 3, &err), STORE_EXISTS);
+	assert_int_equal(err.code, 0);
+	ok(store_get_px_model(s, "mine", &format, &body, &err), &err);
+	assert_string_equal(format, "csv");
+	assert_string_equal(body, csv);
+	free(format);
+	free(body);
+	assert_int_equal(raw_int(f->path, "SELECT traces FROM px_models WHERE name = 'mine'"), 1);
+	/* The schema's checks hold: an unknown format is refused, nothing written. */
+	assert_failed(store_put_px_model(s, "other", "xml", "<x/>", 1, &err), &err, SF_EINVAL);
+	assert_failed(store_put_px_model(s, NULL, "csv", csv, 1, &err), &err, SF_EINVAL);
+	assert_failed(store_get_px_model(s, NULL, &format, &body, &err), &err, SF_EINVAL);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM px_models"), 1);
+	/* A read-only handle reads it. */
+	store *r = open_ok(f->path, STORE_READONLY);
+	ok(store_get_px_model(r, "mine", &format, &body, &err), &err);
+	assert_string_equal(body, csv);
+	free(format);
+	free(body);
+	ok(store_get_px_model(r, "other", &format, &body, &err), &err);
+	assert_null(body);
+	store_close(r);
+	store_close(s);
+}
+
 /* ---- a reader beside the writer ---- */
 
 static void test_readonly_handle(void **state)
@@ -1245,6 +1289,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pending_after_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_levels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evaluations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_px_models, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readonly_handle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sql_lookalike_values, setup, teardown),

@@ -1,5 +1,7 @@
 /* kind.c - the racetrack kind's entry in the registry (core/kinds.h). */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../kinds.h"
 #include "search.h"
@@ -23,18 +25,66 @@ static void racetrack_params_free(void *params)
 	free(params);
 }
 
+/* An uploaded experience model is the one resource racetrack params name. */
+static const char *racetrack_params_resource(const void *params, const char **type)
+{
+	const trk_search_params *p = params;
+	*type = "px_model";
+	return strcmp(p->px_model, TRK_PX_SYNTHETIC) ? p->px_model : NULL;
+}
+
+/*
+ * The uploaded model params.px_model names, fetched through opts->resource
+ * and parsed (the upload was validated, but it is parsed again here: the
+ * store holds text). NULL with err set when there is no resource callback
+ * (the command line), no such model or a model that no longer parses.
+ */
+static trk_px_model *uploaded_model(const trk_search_params *p, const sf_gen_opts *opts,
+				    sf_err *err)
+{
+	if (!opts->resource) {
+		sf_err_set(err, SF_EINVAL,
+			   "params.px_model '%s': uploaded experience models are a service feature "
+			   "(POST /v1/px-models on starforge serve); here only 'synthetic' is "
+			   "available",
+			   p->px_model);
+		return NULL;
+	}
+	size_t len = 0;
+	char *text = opts->resource(opts->resource_ctx, "px_model", p->px_model, &len);
+	if (!text) {
+		sf_err_set(err, SF_EINVAL, "params.px_model '%s' is not an uploaded model",
+			   p->px_model);
+		return NULL;
+	}
+	trk_px_model *model = trk_px_parse_any(text, len, err);
+	free(text);
+	if (!model) {
+		char prefix[TRK_PX_NAME_MAX + 40];
+		snprintf(prefix, sizeof prefix, "params.px_model '%s': ", p->px_model);
+		sf_err_prefix(err, prefix);
+	}
+	return model;
+}
+
 /* opts->eval_cache is the lattice kind's; racetrack has none and ignores it. */
 static json_t *racetrack_generate(const void *params, const sf_gen_opts *opts, sf_err *err)
 {
 	const trk_search_params *p = params;
+	trk_px_model *model = NULL;
+	if (strcmp(p->px_model, TRK_PX_SYNTHETIC) && !(model = uploaded_model(p, opts, err)))
+		return NULL;
 	trk_search_opts so = { .seed = opts->seed,
 			       .threads = opts->threads,
+			       .model = model,
 			       .progress = opts->progress,
 			       .progress_arg = opts->progress_arg,
 			       .cancel = opts->cancel,
 			       .deadline = opts->deadline };
 	trk_search_result res;
-	if (trk_search_run(p, &so, &res, err))
+	int rc = trk_search_run(p, &so, &res, err);
+	trk_px_model_free(model);
+	if (rc)
 		return NULL;
 	json_t *doc = trk_search_result_json(&res, p, opts->seed);
 	trk_search_result_free(&res);
@@ -49,4 +99,5 @@ const sf_kind trk_kind_def = {
 	.params_parse = racetrack_params_parse,
 	.params_free = racetrack_params_free,
 	.generate = racetrack_generate,
+	.params_resource = racetrack_params_resource,
 };

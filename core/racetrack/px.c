@@ -25,6 +25,32 @@ static const char *const FEATURE_NAMES[TRK_PX_NFEAT] = {
 	[TRK_PX_STANDING] = "standing",   [TRK_PX_BRAKING] = "braking",
 };
 
+/* Letters a-z, digits, '_' and '-', 1..TRK_PX_NAME_MAX of them. */
+bool trk_px_name_valid(const char *name)
+{
+	if (!name)
+		return false;
+	size_t n = 0;
+	for (const char *c = name; *c; c++, n++) {
+		int ok = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+			 *c == '-';
+		if (!ok || n >= TRK_PX_NAME_MAX)
+			return false;
+	}
+	return n >= 1;
+}
+
+/* JSON when the first byte that is not white space is '{', else CSV. */
+trk_px_model *trk_px_parse_any(const char *text, size_t len, sf_err *err)
+{
+	size_t i = 0;
+	while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
+		i++;
+	if (i < len && text[i] == '{')
+		return trk_px_parse_json(text, len, err);
+	return trk_px_parse_csv(text, len, err);
+}
+
 const char *trk_px_feature_name(int f)
 {
 	return f >= 0 && f < TRK_PX_NFEAT ? FEATURE_NAMES[f] : NULL;

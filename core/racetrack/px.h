@@ -85,6 +85,24 @@ typedef struct trk_px_model {
 	trk_px_trace *traces;
 } trk_px_model;
 
+/*
+ * Names of uploaded models (racetrack params.px_model, POST /v1/px-models):
+ * 1..TRK_PX_NAME_MAX characters of a-z, 0-9, '_' and '-'. The name
+ * TRK_PX_SYNTHETIC is the shipped set's and can never be uploaded.
+ */
+#define TRK_PX_NAME_MAX 64
+#define TRK_PX_SYNTHETIC "synthetic"
+
+/* True when `name` (NULL: false) is a well-formed model name (see above). */
+bool trk_px_name_valid(const char *name);
+
+/*
+ * Parses an uploaded trace set whose format is not known: JSON
+ * (trk_px_parse_json) when its first byte that is not white space is '{',
+ * else CSV (trk_px_parse_csv). Same results and errors.
+ */
+trk_px_model *trk_px_parse_any(const char *text, size_t len, sf_err *err);
+
 /* The fixed name of feature `f` ("speed", ...; the CSV/JSON column names), or NULL. */
 const char *trk_px_feature_name(int f);
 

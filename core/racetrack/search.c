@@ -74,9 +74,11 @@ int trk_search_params_check(const trk_search_params *p, sf_err *err)
 			return sf_err_set(err, SF_EINVAL,
 					  "target[%zu] %g is out of range (allowed: 0..1)", i,
 					  p->target[i]);
-	if (strcmp(p->px_model, "synthetic"))
-		return sf_err_set(err, SF_EINVAL, "px_model '%s' is unknown (allowed: synthetic)",
-				  p->px_model);
+	if (!trk_px_name_valid(p->px_model))
+		return sf_err_set(err, SF_EINVAL,
+				  "px_model '%s' is not a model name (allowed: synthetic or an "
+				  "uploaded model's name, 1..%d of a-z 0-9 _ -)",
+				  p->px_model, TRK_PX_NAME_MAX);
 	if (!(p->player_skill >= 0 && p->player_skill <= 1))
 		return sf_err_set(err, SF_EINVAL, "player_skill %g is out of range (allowed: 0..1)",
 				  p->player_skill);
@@ -133,8 +135,10 @@ trk_limits trk_search_limits(const trk_search_params *p)
 
 trk_px_model *trk_search_model(const trk_search_params *p, sf_err *err)
 {
-	if (strcmp(p->px_model, "synthetic")) {
-		sf_err_set(err, SF_EINVAL, "px_model '%s' is unknown (allowed: synthetic)",
+	if (strcmp(p->px_model, TRK_PX_SYNTHETIC)) {
+		sf_err_set(err, SF_EINVAL,
+			   "px_model '%s' is an uploaded model, which the caller must supply "
+			   "(built in: synthetic)",
 			   p->px_model);
 		return NULL;
 	}

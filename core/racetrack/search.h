@@ -75,15 +75,17 @@ typedef struct trk_search_params {
 	size_t ntarget;                /* 2..TRK_MAX_TARGET */
 	double target[TRK_MAX_TARGET]; /* PX over the lap fraction, each 0..1; default
 					* 0.2 0.5 0.8 0.5 0.2 */
-	char px_model[32];             /* "synthetic" (trk_px_synth, the shipped set's seed) */
-	double player_skill;           /* the player agent of the fitness race, default 0.5, 0..1 */
-	int population;                /* default 30, 2..1000 (the paper's) */
-	int generations;               /* default 50, 1..1000 (the paper's) */
-	double mutation_rate;          /* default 0.1, 0..1 */
-	int elites;                    /* default 1, 0..population-1 */
-	int count;                     /* levels, default 1, 1..100 */
-	int star_seeds;                /* star races per skill, default 3, 1..20 */
-	stars_config stars;            /* default paper */
+	/* "synthetic" (trk_px_synth, the shipped set's seed) or an uploaded
+	 * model's name (trk_px_name_valid; the caller supplies the model) */
+	char px_model[TRK_PX_NAME_MAX + 1];
+	double player_skill;  /* the player agent of the fitness race, default 0.5, 0..1 */
+	int population;       /* default 30, 2..1000 (the paper's) */
+	int generations;      /* default 50, 1..1000 (the paper's) */
+	double mutation_rate; /* default 0.1, 0..1 */
+	int elites;           /* default 1, 0..population-1 */
+	int count;            /* levels, default 1, 1..100 */
+	int star_seeds;       /* star races per skill, default 3, 1..20 */
+	stars_config stars;   /* default paper */
 } trk_search_params;
 
 /* One level: the genome, its track, the player's lap and the lap-time stars. */
@@ -151,7 +153,9 @@ uint64_t trk_genome_race_seed(const uint8_t *genome);
 
 /*
  * The experience model params.px_model names, owned by the caller
- * (trk_px_model_free), or NULL with err set.
+ * (trk_px_model_free), or NULL with err set. Only "synthetic" is built in:
+ * any other name is an uploaded model, which the caller fetches and passes
+ * in trk_search_opts.model (SF_EINVAL here).
  */
 trk_px_model *trk_search_model(const trk_search_params *p, sf_err *err);
 

@@ -88,10 +88,12 @@ static int read_key(const param_key *k, const json_t *v, trk_search_params *p, s
 	}
 	case KEY_MODEL: {
 		const char *s = json_string_value(v);
-		if (!s || strlen(s) >= sizeof p->px_model)
-			return sf_err_set(err, SF_EINVAL,
-					  "params.px_model must be a model name (allowed: "
-					  "synthetic)");
+		if (!s || !trk_px_name_valid(s))
+			return sf_err_set(
+				err, SF_EINVAL,
+				"params.px_model must be a model name (allowed: "
+				"synthetic or an uploaded model's name, 1..%d of a-z 0-9 _ -)",
+				TRK_PX_NAME_MAX);
 		strcpy(p->px_model, s);
 		return 0;
 	}
