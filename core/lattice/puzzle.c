@@ -110,23 +110,9 @@ int lat_search_params_check(const lat_search_params *p, sf_err *err)
 				  "lattice)",
 				  p->length, LAT_MIN_LEN, hi, lat_algorithm_name(p->algorithm),
 				  lat_kind_name(p->lattice));
-	if (p->population < 2 || p->population > 1000)
-		return sf_err_set(err, SF_EINVAL,
-				  "population %d is out of range (allowed: 2..1000)",
-				  p->population);
-	if (p->generations < 1 || p->generations > 1000)
-		return sf_err_set(err, SF_EINVAL,
-				  "generations %d is out of range (allowed: 1..1000)",
-				  p->generations);
-	if (!(p->mutation_rate >= 0 && p->mutation_rate <= 1))
-		return sf_err_set(err, SF_EINVAL,
-				  "mutation_rate %g is out of range (allowed: 0..1)",
-				  p->mutation_rate);
-	if (p->elites < 0 || p->elites >= p->population)
-		return sf_err_set(
-			err, SF_EINVAL,
-			"elites %d is out of range (allowed: 0..%d, below the population)",
-			p->elites, p->population - 1);
+	int rc = ga_params_check(p->population, p->generations, p->mutation_rate, p->elites, err);
+	if (rc)
+		return rc;
 	if (p->bins < 2 || p->bins > 64)
 		return sf_err_set(err, SF_EINVAL, "bins %d is out of range (allowed: 2..64)",
 				  p->bins);

@@ -82,23 +82,9 @@ int trk_search_params_check(const trk_search_params *p, sf_err *err)
 	if (!(p->player_skill >= 0 && p->player_skill <= 1))
 		return sf_err_set(err, SF_EINVAL, "player_skill %g is out of range (allowed: 0..1)",
 				  p->player_skill);
-	if (p->population < 2 || p->population > 1000)
-		return sf_err_set(err, SF_EINVAL,
-				  "population %d is out of range (allowed: 2..1000)",
-				  p->population);
-	if (p->generations < 1 || p->generations > 1000)
-		return sf_err_set(err, SF_EINVAL,
-				  "generations %d is out of range (allowed: 1..1000)",
-				  p->generations);
-	if (!(p->mutation_rate >= 0 && p->mutation_rate <= 1))
-		return sf_err_set(err, SF_EINVAL,
-				  "mutation_rate %g is out of range (allowed: 0..1)",
-				  p->mutation_rate);
-	if (p->elites < 0 || p->elites >= p->population)
-		return sf_err_set(
-			err, SF_EINVAL,
-			"elites %d is out of range (allowed: 0..%d, below the population)",
-			p->elites, p->population - 1);
+	int rc = ga_params_check(p->population, p->generations, p->mutation_rate, p->elites, err);
+	if (rc)
+		return rc;
 	if (p->count < 1 || p->count > 100)
 		return sf_err_set(err, SF_EINVAL, "count %d is out of range (allowed: 1..100)",
 				  p->count);

@@ -232,6 +232,26 @@ int ga_config_check(const ga_config *cfg, sf_err *err)
 	return 0;
 }
 
+int ga_params_check(int population, int generations, double mutation_rate, int elites, sf_err *err)
+{
+	if (population < 2 || population > 1000)
+		return sf_err_set(err, SF_EINVAL,
+				  "population %d is out of range (allowed: 2..1000)", population);
+	if (generations < 1 || generations > 1000)
+		return sf_err_set(err, SF_EINVAL,
+				  "generations %d is out of range (allowed: 1..1000)", generations);
+	if (!(mutation_rate >= 0 && mutation_rate <= 1))
+		return sf_err_set(err, SF_EINVAL,
+				  "mutation_rate %g is out of range (allowed: 0..1)",
+				  mutation_rate);
+	if (elites < 0 || elites >= population)
+		return sf_err_set(
+			err, SF_EINVAL,
+			"elites %d is out of range (allowed: 0..%d, below the population)", elites,
+			population - 1);
+	return 0;
+}
+
 const char *ga_status_name(ga_status status)
 {
 	switch (status) {

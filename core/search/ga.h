@@ -38,8 +38,8 @@
 #define GA_DESCRIPTORS 2
 
 typedef struct ga_eval {
-	double fitness;                 /* finite, >= 0, higher is better; else taken as 0 */
-	double desc[GA_DESCRIPTORS];    /* behaviour descriptors, each in [0, 1] */
+	double fitness;              /* finite, >= 0, higher is better; else taken as 0 */
+	double desc[GA_DESCRIPTORS]; /* behaviour descriptors, each in [0, 1] */
 } ga_eval;
 
 typedef struct ga_problem {
@@ -66,26 +66,26 @@ typedef struct ga_problem {
 } ga_problem;
 
 typedef enum ga_algorithm {
-	GA_GENETIC,     /* the paper's generational GA */
-	GA_MAP_ELITES,  /* quality diversity over a grid of the two descriptors; a
-			 * newcomer takes a cell only when strictly fitter */
+	GA_GENETIC,    /* the paper's generational GA */
+	GA_MAP_ELITES, /* quality diversity over a grid of the two descriptors; a
+			* newcomer takes a cell only when strictly fitter */
 } ga_algorithm;
 
 /* One generation's statistics: the series of the paper's Figure 3. */
 typedef struct ga_generation {
-	int generation;  /* 1-based */
-	int generations; /* of how many */
-	double best;     /* best fitness in the population (MAP-Elites: the archive) */
-	double mean;     /* mean fitness of the population (MAP-Elites: the archive) */
-	int at_best;     /* individuals sharing the best fitness */
-	int filled;      /* MAP-Elites: occupied cells; GA: 0 */
+	int generation;       /* 1-based */
+	int generations;      /* of how many */
+	double best;          /* best fitness in the population (MAP-Elites: the archive) */
+	double mean;          /* mean fitness of the population (MAP-Elites: the archive) */
+	int at_best;          /* individuals sharing the best fitness */
+	int filled;           /* MAP-Elites: occupied cells; GA: 0 */
 	uint64_t evaluations; /* distinct genomes evaluated so far */
 } ga_generation;
 
 typedef struct ga_config {
 	ga_algorithm algorithm;
 	uint64_t seed;
-	int population;       /* GA: individuals; MAP-Elites: offspring per generation */
+	int population; /* GA: individuals; MAP-Elites: offspring per generation */
 	int generations;
 	double mutation_rate; /* per element */
 	int elites;           /* GA: carried over unchanged, 0..population-1 */
@@ -105,11 +105,11 @@ typedef enum ga_status {
 
 typedef struct ga_result {
 	ga_status status;
-	size_t length;       /* bytes per genome */
-	size_t count;        /* individuals returned */
-	uint8_t *genomes;    /* count * length bytes, best first */
-	ga_eval *evals;      /* count evaluations */
-	int *cells;          /* MAP-Elites: archive cell of each (row-major); GA: NULL */
+	size_t length;         /* bytes per genome */
+	size_t count;          /* individuals returned */
+	uint8_t *genomes;      /* count * length bytes, best first */
+	ga_eval *evals;        /* count evaluations */
+	int *cells;            /* MAP-Elites: archive cell of each (row-major); GA: NULL */
 	ga_generation *series; /* one per generation run */
 	int generations_run;
 	uint64_t evaluations; /* distinct genomes evaluated */
@@ -139,6 +139,15 @@ int ga_run(const ga_problem *problem, const ga_config *cfg, size_t count, ga_res
 
 /* Frees what ga_run() allocated in `res` and empties it; safe on an emptied result. */
 void ga_result_free(ga_result *res);
+
+/*
+ * Checks the GA settings a level kind's params carry, within the ranges a
+ * service request may ask for (tighter than ga_config_check(), so that one
+ * request cannot take the machine): population 2..1000, generations
+ * 1..1000, mutation_rate 0..1, elites 0..population-1. Returns 0 or
+ * SF_EINVAL naming the field and its range. Shared by every kind.
+ */
+int ga_params_check(int population, int generations, double mutation_rate, int elites, sf_err *err);
 
 /* The CLOCK_MONOTONIC time in seconds, the clock of ga_config.deadline. */
 double ga_clock_now(void);
