@@ -112,6 +112,9 @@ static void test_assets(void **state)
 		"schema/level-list.schema.json",
 		"schema/level.schema.json",
 		"schema/problem.schema.json",
+		"schema/racetrack/level.schema.json",
+		"schema/racetrack/params.schema.json",
+		"schema/racetrack/puzzle.schema.json",
 		"schema/readiness.schema.json",
 		"schema/stars.schema.json",
 	};

@@ -125,11 +125,20 @@ test('a racetrack job naming an uploaded model succeeds; a missing model is 422 
   assert.ok(done.level_ids.length >= 1);
   const level = await request(server, `/v1/levels/${done.level_ids[0]}`);
   assert.equal(level.status, 200);
-  // (schema/level.schema.json describes lattice levels' integer thresholds
-  // only, so the racetrack level is checked by hand.)
+  // The whole level against its kind's schema (the common envelope and the
+  // racetrack shapes), then a few values the schema cannot pin down.
+  assertValid('racetrack/level', level.body);
   assert.equal(level.body.kind, 'racetrack');
+  assert.match(level.body.id, /^trk_[0-9a-f]{32}$/);
+  assert.equal(level.body.id, done.level_ids[0]);
   assert.equal(level.body.params.px_model, 'june-csv');
   assert.equal(level.body.stars.thresholds.length, 3);
+  assert.equal(level.body.stars.better, 'lower');
+  assert.equal(level.body.stars.unit, 's');
+  const list = await request(server, '/v1/levels?kind=racetrack');
+  assert.equal(list.status, 200);
+  assertValid('level-list', list.body);
+  assert.ok(list.body.levels.some((l) => l.id === level.body.id));
 
   const res = await request(server, '/v1/jobs', {
     method: 'POST',
