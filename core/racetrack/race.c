@@ -52,8 +52,8 @@
  * remaining samples are flushed and the segment closes with the mean of its
  * predictions. A segment the player crossed without logging a sample (one
  * shorter than a tick's travel, or a span with no track sample) takes the
- * value of the next segment that closes with samples (or, at the finish, of
- * the last one closed).
+ * value of the next segment that closes with samples (or, at the finish or
+ * when the race fails after it, of the last one closed).
  *
  * Ending. Finished: the player's d reaches length (lap_time interpolates
  * inside the last tick). Stuck: every TRK_STUCK_TICKS ticks, a player that
@@ -505,7 +505,11 @@ int trk_race_run(const trk_track *track, const trk_race_params *params, const tr
 		}
 	}
 	if (!out->finished) {
-		/* The failed segment and every later one stay -1. */
+		/* Segments crossed without a sample before the failed one take the
+		 * last closed value, as at the finish; the failed segment and every
+		 * later one stay -1. */
+		for (size_t i = px->pending; i < seg; i++)
+			out->segment_px[i] = px->last;
 		for (size_t i = seg; i < nseg; i++)
 			out->segment_px[i] = -1;
 	}

@@ -429,8 +429,12 @@ static int level_stars(const trk_search_params *p, const trk_px_model *model, in
 	int rc = par_run(threads < (int)n ? threads : (int)n, star_worker, &sb, err);
 	if (rc)
 		return rc;
-	if (atomic_load(&sb.failed))
-		return sf_err_set(err, SF_ENOMEM, "out of memory in the star races");
+	int failed = atomic_load(&sb.failed);
+	if (failed)
+		return sf_err_set(err, failed,
+				  failed == SF_ENOMEM ? "out of memory in the star races"
+						      : "a star race failed (%s)",
+				  sf_err_name(failed));
 	lv->races += n;
 	long slow = -1, fast = -1;
 	for (size_t k = 0; k < n; k++) {
