@@ -43,6 +43,21 @@ int stars_parse_strategy(const char *name, stars_strategy *out, sf_err *err)
 			  name ? name : "");
 }
 
+int stars_config_check(const stars_config *cfg, sf_err *err)
+{
+	if (!(cfg->one_fraction > 0 && cfg->one_fraction < 1))
+		return sf_err_set(err, SF_EINVAL,
+				  "star_one_fraction %g is out of range (allowed: 0 < "
+				  "star_two_fraction < star_one_fraction < 1)",
+				  cfg->one_fraction);
+	if (!(cfg->two_fraction > 0 && cfg->two_fraction < cfg->one_fraction))
+		return sf_err_set(err, SF_EINVAL,
+				  "star_two_fraction %g is out of range (allowed: 0 < "
+				  "star_two_fraction < star_one_fraction (%g))",
+				  cfg->two_fraction, cfg->one_fraction);
+	return 0;
+}
+
 const char *stars_strategy_name(stars_strategy strategy)
 {
 	if ((unsigned)strategy < sizeof strategy_names / sizeof strategy_names[0])

@@ -60,6 +60,13 @@ void stars_config_default(stars_config *cfg, stars_strategy strategy);
  */
 int stars_parse_strategy(const char *name, stars_strategy *out, sf_err *err);
 
+/*
+ * Checks the fractions of `cfg` whatever its strategy (so that a level's
+ * echoed params are always valid), naming them as params spell them:
+ * 0 < star_two_fraction < star_one_fraction < 1. Returns 0 or SF_EINVAL.
+ */
+int stars_config_check(const stars_config *cfg, sf_err *err);
+
 /* The name of `strategy` as stars_parse_strategy() accepts it. */
 const char *stars_strategy_name(stars_strategy strategy);
 

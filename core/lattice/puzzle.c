@@ -134,18 +134,7 @@ int lat_search_params_check(const lat_search_params *p, sf_err *err)
 		return sf_err_set(err, SF_EINVAL,
 				  "start_share %g is out of range (allowed: (0, 1])",
 				  p->start_share);
-	/* Checked whatever the strategy, so that params echoed back are valid. */
-	if (!(p->stars.one_fraction > 0 && p->stars.one_fraction < 1))
-		return sf_err_set(err, SF_EINVAL,
-				  "star_one_fraction %g is out of range (allowed: 0 < "
-				  "star_two_fraction < star_one_fraction < 1)",
-				  p->stars.one_fraction);
-	if (!(p->stars.two_fraction > 0 && p->stars.two_fraction < p->stars.one_fraction))
-		return sf_err_set(err, SF_EINVAL,
-				  "star_two_fraction %g is out of range (allowed: 0 < "
-				  "star_two_fraction < star_one_fraction (%g))",
-				  p->stars.two_fraction, p->stars.one_fraction);
-	return 0;
+	return stars_config_check(&p->stars, err);
 }
 
 /* ---- fitness ---- */

@@ -524,8 +524,7 @@ fail:
 	return rc;
 }
 
-/* target(f) by linear interpolation at x = f * (ntarget - 1), x given directly. */
-static double target_at(const double *target, size_t ntarget, double x)
+double trk_target_at(const double *target, size_t ntarget, double x)
 {
 	if (ntarget == 1 || x <= 0)
 		return target[0];
@@ -549,7 +548,7 @@ double trk_race_fitness(const trk_track *track, const trk_race_result *r, const 
 		 * midpoint on a grid point lands on it exactly. */
 		double x = ((double)(a + b) * (double)(ntarget - 1)) / (double)(2 * track->n);
 		double sim = r->segment_px && i < r->nsegments ? r->segment_px[i] : -1;
-		double diff = target_at(target, ntarget, x) - sim;
+		double diff = trk_target_at(target, ntarget, x) - sim;
 		fitness -= diff < 0 ? -diff : diff;
 	}
 	return fitness;

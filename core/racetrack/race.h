@@ -35,26 +35,26 @@
 /* TRK_PX_WINDOW (samples per experience window) comes from px.h. */
 
 typedef struct trk_race_params {
-	double player_skill;  /* 0..1; opponents' skills are drawn around it */
-	double grip;          /* lateral acceleration limit, m/s^2 (default 9) */
-	double top_speed;     /* m/s (default 60) */
-	double accel, brake;  /* m/s^2 (defaults 6 and 12) */
-	double time_factor;   /* time limit = time_factor * length / top_speed + 30 s (default 4) */
-	int log;              /* keep the player's per-tick lap log (positions, speed) */
+	double player_skill; /* 0..1; opponents' skills are drawn around it */
+	double grip;         /* lateral acceleration limit, m/s^2 (default 9) */
+	double top_speed;    /* m/s (default 60) */
+	double accel, brake; /* m/s^2 (defaults 6 and 12) */
+	double time_factor;  /* time limit = time_factor * length / top_speed + 30 s (default 4) */
+	int log;             /* keep the player's per-tick lap log (positions, speed) */
 } trk_race_params;
 
 typedef struct trk_race_result {
-	int finished;        /* the player completed the lap */
-	int stuck_segment;   /* segment found unplayable, or -1 */
-	double lap_time;     /* seconds, when finished */
+	int finished;      /* the player completed the lap */
+	int stuck_segment; /* segment found unplayable, or -1 */
+	double lap_time;   /* seconds, when finished */
 	size_t nsegments;
-	double *segment_px;  /* per segment: mean PX, or -1 */
-	int final_standing;  /* 1..4 */
+	double *segment_px; /* per segment: mean PX, or -1 */
+	int final_standing; /* 1..4 */
 	size_t ticks;
 	/* when params.log: the player's lap, one entry per tick */
 	size_t nlog;
-	float *log_s;        /* arc position along the track, m */
-	float *log_speed;    /* m/s */
+	float *log_s;     /* arc position along the track, m */
+	float *log_speed; /* m/s */
 } trk_race_result;
 
 /* Defaults listed above, player_skill 0.5, log 0. */
@@ -66,8 +66,8 @@ void trk_race_params_default(trk_race_params *p);
  * trk_race_result_free). Returns 0, SF_EINVAL for bad params (message names
  * the field), or SF_ENOMEM.
  */
-int trk_race_run(const trk_track *track, const trk_race_params *params,
-		 const trk_px_model *model, uint64_t seed, trk_race_result *out, sf_err *err);
+int trk_race_run(const trk_track *track, const trk_race_params *params, const trk_px_model *model,
+		 uint64_t seed, trk_race_result *out, sf_err *err);
 
 /* Frees the arrays of `r` and zeroes it; safe on a zeroed result. */
 void trk_race_result_free(trk_race_result *r);
@@ -80,6 +80,13 @@ void trk_race_result_free(trk_race_result *r);
  */
 int trk_speed_profile(const trk_track *track, const trk_race_params *params, double *v,
 		      sf_err *err);
+
+/*
+ * The target PX curve target[0..ntarget-1] (evenly spaced over the lap, first
+ * at fraction 0, last at 1) at x = fraction * (ntarget - 1), by linear
+ * interpolation; x on a grid point returns that point exactly.
+ */
+double trk_target_at(const double *target, size_t ntarget, double x);
 
 /*
  * The fitness of a race against a target PX curve defined over the fraction

@@ -91,17 +91,7 @@ int trk_search_params_check(const trk_search_params *p, sf_err *err)
 	if (p->star_seeds < 1 || p->star_seeds > 20)
 		return sf_err_set(err, SF_EINVAL, "star_seeds %d is out of range (allowed: 1..20)",
 				  p->star_seeds);
-	if (!(p->stars.one_fraction > 0 && p->stars.one_fraction < 1))
-		return sf_err_set(err, SF_EINVAL,
-				  "star_one_fraction %g is out of range (allowed: 0 < "
-				  "star_two_fraction < star_one_fraction < 1)",
-				  p->stars.one_fraction);
-	if (!(p->stars.two_fraction > 0 && p->stars.two_fraction < p->stars.one_fraction))
-		return sf_err_set(err, SF_EINVAL,
-				  "star_two_fraction %g is out of range (allowed: 0 < "
-				  "star_two_fraction < star_one_fraction (%g))",
-				  p->stars.two_fraction, p->stars.one_fraction);
-	return 0;
+	return stars_config_check(&p->stars, err);
 }
 
 size_t trk_genome_length(const trk_search_params *p)

@@ -178,18 +178,6 @@ static json_t *vec3(trk_vec3 v)
 	return json_pack("[fff]", v.x, v.y, v.z);
 }
 
-/* target(f) by linear interpolation at x = f * (ntarget - 1), as in race.c. */
-static double target_at(const double *target, size_t ntarget, double x)
-{
-	if (ntarget == 1 || x <= 0)
-		return target[0];
-	if (x >= (double)(ntarget - 1))
-		return target[ntarget - 1];
-	size_t i = (size_t)x;
-	double frac = x - (double)i;
-	return frac == 0 ? target[i] : target[i] + frac * (target[i + 1] - target[i]);
-}
-
 /* The track as a level shows it: every step-th sample and the segments. */
 static json_t *puzzle_json(const trk_level *lv, const trk_search_params *p)
 {
@@ -205,7 +193,7 @@ static json_t *puzzle_json(const trk_level *lv, const trk_search_params *p)
 		/* The target at the segment's midpoint fraction, computed exactly as
 		 * trk_race_fitness() does, so the segments add up to the fitness. */
 		double x = ((double)(a + b) * (double)(p->ntarget - 1)) / (double)(2 * t->n);
-		double target = target_at(p->target, p->ntarget, x);
+		double target = trk_target_at(p->target, p->ntarget, x);
 		double sim = i < lv->race.nsegments ? lv->race.segment_px[i] : -1;
 		bad = json_array_append_new(segments, json_pack("{s:f, s:I, s:f, s:f}", "start",
 								(double)s * t->ds, "start_sample",
