@@ -1,130 +1,86 @@
 /*
- * puzzle_json.c - see puzzle_json.h. Every params key is read through one
- * table, so the parser, the defaults and the normalised output cannot
- * disagree about which keys exist.
+ * puzzle_json.c - see puzzle_json.h. The params go through one key table
+ * (core/params.h).
  */
 #include "puzzle_json.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "../params.h"
 #include "../sha256.h"
 #include "../stars_json.h"
 #include "lattice_json.h"
-
-enum key_type { KEY_INT, KEY_REAL, KEY_NAME };
-
-typedef struct param_key {
-	const char *name;
-	enum key_type type;
-	size_t offset; /* into lat_search_params */
-	/* KEY_NAME: parses the string into the field. */
-	int (*parse)(const char *text, void *field, sf_err *err);
-} param_key;
 
 static int parse_lattice(const char *t, void *f, sf_err *e)
 {
 	return lat_parse_kind(t, f, e);
 }
+static const char *lattice_name(const void *f)
+{
+	return lat_kind_name(*(const lat_kind *)f);
+}
 static int parse_algorithm(const char *t, void *f, sf_err *e)
 {
 	return lat_parse_algorithm(t, f, e);
+}
+static const char *algorithm_name(const void *f)
+{
+	return lat_algorithm_name(*(const lat_algorithm *)f);
 }
 static int parse_fitness(const char *t, void *f, sf_err *e)
 {
 	return lat_parse_fitness(t, f, e);
 }
-static int parse_stars(const char *t, void *f, sf_err *e)
+static const char *fitness_name(const void *f)
 {
-	return stars_parse_strategy(t, f, e);
+	return lat_fitness_name(*(const lat_fitness *)f);
 }
 
 #define FIELD(name) offsetof(lat_search_params, name)
-static const param_key keys[] = {
-	{ "length", KEY_INT, FIELD(length), NULL },
-	{ "lattice", KEY_NAME, FIELD(lattice), parse_lattice },
-	{ "algorithm", KEY_NAME, FIELD(algorithm), parse_algorithm },
-	{ "fitness", KEY_NAME, FIELD(fitness), parse_fitness },
-	{ "population", KEY_INT, FIELD(population), NULL },
-	{ "generations", KEY_INT, FIELD(generations), NULL },
-	{ "mutation_rate", KEY_REAL, FIELD(mutation_rate), NULL },
-	{ "elites", KEY_INT, FIELD(elites), NULL },
-	{ "bins", KEY_INT, FIELD(bins), NULL },
-	{ "count", KEY_INT, FIELD(count), NULL },
-	{ "stars", KEY_NAME, FIELD(stars.strategy), parse_stars },
-	{ "star_one_fraction", KEY_REAL, FIELD(stars.one_fraction), NULL },
-	{ "star_two_fraction", KEY_REAL, FIELD(stars.two_fraction), NULL },
-	{ "h_min", KEY_REAL, FIELD(h_min), NULL },
-	{ "h_max", KEY_REAL, FIELD(h_max), NULL },
-	{ "start_share", KEY_REAL, FIELD(start_share), NULL },
+#define INT(key, field)                                                 \
+	{                                                               \
+		key, SF_PARAM_INT, FIELD(field), NULL, NULL, NULL, NULL \
+	}
+#define REAL(key, field)                                                 \
+	{                                                                \
+		key, SF_PARAM_REAL, FIELD(field), NULL, NULL, NULL, NULL \
+	}
+#define NAME(key, field, parse, name)                                     \
+	{                                                                 \
+		key, SF_PARAM_NAME, FIELD(field), parse, name, NULL, NULL \
+	}
+static const sf_param keys[] = {
+	INT("length", length),
+	NAME("lattice", lattice, parse_lattice, lattice_name),
+	NAME("algorithm", algorithm, parse_algorithm, algorithm_name),
+	NAME("fitness", fitness, parse_fitness, fitness_name),
+	INT("population", population),
+	INT("generations", generations),
+	REAL("mutation_rate", mutation_rate),
+	INT("elites", elites),
+	INT("bins", bins),
+	INT("count", count),
+	NAME("stars", stars.strategy, sf_param_parse_stars, sf_param_stars_name),
+	REAL("star_one_fraction", stars.one_fraction),
+	REAL("star_two_fraction", stars.two_fraction),
+	REAL("h_min", h_min),
+	REAL("h_max", h_max),
+	REAL("start_share", start_share),
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
-
-static const param_key *find_key(const char *name)
-{
-	for (size_t i = 0; i < NKEYS; i++)
-		if (!strcmp(keys[i].name, name))
-			return &keys[i];
-	return NULL;
-}
-
-static int read_key(const param_key *k, const json_t *v, lat_search_params *p, sf_err *err)
-{
-	void *field = (char *)p + k->offset;
-	switch (k->type) {
-	case KEY_INT: {
-		json_int_t i = json_integer_value(v);
-		if (!json_is_integer(v) || i < -1000000000 || i > 1000000000)
-			return sf_err_set(err, SF_EINVAL, "params.%s must be an integer", k->name);
-		*(int *)field = (int)i;
-		return 0;
-	}
-	case KEY_REAL:
-		if (!json_is_number(v))
-			return sf_err_set(err, SF_EINVAL, "params.%s must be a number", k->name);
-		*(double *)field = json_number_value(v);
-		return 0;
-	case KEY_NAME:
-		if (!json_is_string(v))
-			return sf_err_set(err, SF_EINVAL, "params.%s must be a string", k->name);
-		if (k->parse(json_string_value(v), field, err)) {
-			char prefix[64];
-			snprintf(prefix, sizeof prefix, "params.%s: ", k->name);
-			sf_err_prefix(err, prefix);
-			return SF_EINVAL;
-		}
-		return 0;
-	}
-	return SF_EINVAL;
-}
 
 int lat_search_params_from_json(const json_t *obj, lat_search_params *out, sf_err *err)
 {
 	lat_search_params_default(out);
 	if (!obj)
 		return lat_search_params_check(out, err);
-	if (!json_is_object(obj))
-		return sf_err_set(err, SF_EINVAL, "params must be a JSON object");
-	const char *name;
-	json_t *v;
-	json_object_foreach((json_t *)obj, name, v)
-	{
-		const param_key *k = find_key(name);
-		if (!k)
-			return sf_err_set(
-				err, SF_EINVAL,
-				"params.%s is not a lattice parameter (allowed: length, "
-				"lattice, algorithm, fitness, population, generations, "
-				"mutation_rate, elites, bins, count, stars, star_one_fraction, "
-				"star_two_fraction, h_min, h_max, start_share)",
-				name);
-		int rc = read_key(k, v, out, err);
-		if (rc)
-			return rc;
-	}
+	int rc = sf_params_read(keys, NKEYS, "lattice", obj, out, err);
+	if (rc)
+		return rc;
 	if (out->algorithm == LAT_ALG_MAP_ELITES && !json_object_get(obj, "count"))
 		out->count = 0;
-	int rc = lat_search_params_check(out, err);
+	rc = lat_search_params_check(out, err);
 	if (rc)
 		sf_err_prefix(err, "params.");
 	return rc;
@@ -132,29 +88,7 @@ int lat_search_params_from_json(const json_t *obj, lat_search_params *out, sf_er
 
 json_t *lat_search_params_json(const lat_search_params *p)
 {
-	json_t *obj = json_object();
-	for (size_t i = 0; obj && i < NKEYS; i++) {
-		const param_key *k = &keys[i];
-		const void *field = (const char *)p + k->offset;
-		json_t *v = NULL;
-		if (k->type == KEY_INT)
-			v = json_integer(*(const int *)field);
-		else if (k->type == KEY_REAL)
-			v = json_real(*(const double *)field);
-		else if (!strcmp(k->name, "lattice"))
-			v = json_string(lat_kind_name(p->lattice));
-		else if (!strcmp(k->name, "algorithm"))
-			v = json_string(lat_algorithm_name(p->algorithm));
-		else if (!strcmp(k->name, "fitness"))
-			v = json_string(lat_fitness_name(p->fitness));
-		else
-			v = json_string(stars_strategy_name(p->stars.strategy));
-		if (json_object_set_new(obj, k->name, v)) {
-			json_decref(obj);
-			return NULL;
-		}
-	}
-	return obj;
+	return sf_params_write(keys, NKEYS, p);
 }
 
 /* "lat_" and 32 hex digits: SHA-256 of the kind, lattice, sequence and star rule. */

@@ -1,8 +1,7 @@
 /*
  * search_json.c - the JSON codec of the racetrack search: params, levels
- * and the result document (see search.h). Every params key is read through
- * one table, so the parser, the defaults and the normalised output cannot
- * disagree about which keys exist.
+ * and the result document (see search.h). The params go through one key
+ * table (core/params.h).
  *
  * Stars: core/stars_json writes "better": "higher" over integer scores; a
  * racetrack level's metric is a lap time in seconds, lower being better, so
@@ -14,127 +13,103 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../params.h"
 #include "../sha256.h"
 #include "search.h"
 
-enum key_type { KEY_INT, KEY_REAL, KEY_TARGET, KEY_MODEL, KEY_STARS };
+static int read_target(const json_t *v, void *params, sf_err *err)
+{
+	trk_search_params *p = params;
+	size_t n = json_array_size(v);
+	if (!json_is_array(v) || n < 2 || n > TRK_MAX_TARGET)
+		return sf_err_set(err, SF_EINVAL,
+				  "params.target must be an array of 2..%d numbers in 0..1",
+				  TRK_MAX_TARGET);
+	for (size_t i = 0; i < n; i++) {
+		json_t *x = json_array_get(v, i);
+		if (!json_is_number(x))
+			return sf_err_set(err, SF_EINVAL,
+					  "params.target[%zu] must be a number in 0..1", i);
+		p->target[i] = json_number_value(x);
+	}
+	p->ntarget = n;
+	return 0;
+}
 
-typedef struct param_key {
-	const char *name;
-	enum key_type type;
-	size_t offset; /* into trk_search_params */
-} param_key;
+static json_t *write_target(const void *params)
+{
+	const trk_search_params *p = params;
+	json_t *v = json_array();
+	for (size_t j = 0; v && j < p->ntarget; j++) {
+		if (json_array_append_new(v, json_real(p->target[j]))) {
+			json_decref(v);
+			return NULL;
+		}
+	}
+	return v;
+}
+
+static int read_model(const json_t *v, void *params, sf_err *err)
+{
+	trk_search_params *p = params;
+	const char *s = json_string_value(v);
+	if (!s || !trk_px_name_valid(s))
+		return sf_err_set(err, SF_EINVAL,
+				  "params.px_model must be a model name (allowed: "
+				  "synthetic or an uploaded model's name, 1..%d of a-z 0-9 _ -)",
+				  TRK_PX_NAME_MAX);
+	strcpy(p->px_model, s);
+	return 0;
+}
+
+static json_t *write_model(const void *params)
+{
+	return json_string(((const trk_search_params *)params)->px_model);
+}
 
 #define FIELD(name) offsetof(trk_search_params, name)
-static const param_key keys[] = {
-	{ "points", KEY_INT, FIELD(points) },
-	{ "width", KEY_REAL, FIELD(width) },
-	{ "height", KEY_REAL, FIELD(height) },
-	{ "track_width", KEY_REAL, FIELD(track_width) },
-	{ "target", KEY_TARGET, FIELD(target) },
-	{ "px_model", KEY_MODEL, FIELD(px_model) },
-	{ "player_skill", KEY_REAL, FIELD(player_skill) },
-	{ "population", KEY_INT, FIELD(population) },
-	{ "generations", KEY_INT, FIELD(generations) },
-	{ "mutation_rate", KEY_REAL, FIELD(mutation_rate) },
-	{ "elites", KEY_INT, FIELD(elites) },
-	{ "count", KEY_INT, FIELD(count) },
-	{ "star_seeds", KEY_INT, FIELD(star_seeds) },
-	{ "stars", KEY_STARS, FIELD(stars.strategy) },
-	{ "star_one_fraction", KEY_REAL, FIELD(stars.one_fraction) },
-	{ "star_two_fraction", KEY_REAL, FIELD(stars.two_fraction) },
+#define INT(key, field)                                                 \
+	{                                                               \
+		key, SF_PARAM_INT, FIELD(field), NULL, NULL, NULL, NULL \
+	}
+#define REAL(key, field)                                                 \
+	{                                                                \
+		key, SF_PARAM_REAL, FIELD(field), NULL, NULL, NULL, NULL \
+	}
+#define CUSTOM(key, field, rd, wr)                                     \
+	{                                                              \
+		key, SF_PARAM_CUSTOM, FIELD(field), NULL, NULL, rd, wr \
+	}
+static const sf_param keys[] = {
+	INT("points", points),
+	REAL("width", width),
+	REAL("height", height),
+	REAL("track_width", track_width),
+	CUSTOM("target", target, read_target, write_target),
+	CUSTOM("px_model", px_model, read_model, write_model),
+	REAL("player_skill", player_skill),
+	INT("population", population),
+	INT("generations", generations),
+	REAL("mutation_rate", mutation_rate),
+	INT("elites", elites),
+	INT("count", count),
+	INT("star_seeds", star_seeds),
+	{ "stars", SF_PARAM_NAME, FIELD(stars.strategy), sf_param_parse_stars, sf_param_stars_name,
+	  NULL, NULL },
+	REAL("star_one_fraction", stars.one_fraction),
+	REAL("star_two_fraction", stars.two_fraction),
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
-
-static const param_key *find_key(const char *name)
-{
-	for (size_t i = 0; i < NKEYS; i++)
-		if (!strcmp(keys[i].name, name))
-			return &keys[i];
-	return NULL;
-}
-
-static int read_key(const param_key *k, const json_t *v, trk_search_params *p, sf_err *err)
-{
-	void *field = (char *)p + k->offset;
-	switch (k->type) {
-	case KEY_INT: {
-		json_int_t i = json_integer_value(v);
-		if (!json_is_integer(v) || i < -1000000000 || i > 1000000000)
-			return sf_err_set(err, SF_EINVAL, "params.%s must be an integer", k->name);
-		*(int *)field = (int)i;
-		return 0;
-	}
-	case KEY_REAL:
-		if (!json_is_number(v))
-			return sf_err_set(err, SF_EINVAL, "params.%s must be a number", k->name);
-		*(double *)field = json_number_value(v);
-		return 0;
-	case KEY_TARGET: {
-		size_t n = json_array_size(v);
-		if (!json_is_array(v) || n < 2 || n > TRK_MAX_TARGET)
-			return sf_err_set(err, SF_EINVAL,
-					  "params.target must be an array of 2..%d numbers in 0..1",
-					  TRK_MAX_TARGET);
-		for (size_t i = 0; i < n; i++) {
-			json_t *x = json_array_get(v, i);
-			if (!json_is_number(x))
-				return sf_err_set(err, SF_EINVAL,
-						  "params.target[%zu] must be a number in 0..1", i);
-			p->target[i] = json_number_value(x);
-		}
-		p->ntarget = n;
-		return 0;
-	}
-	case KEY_MODEL: {
-		const char *s = json_string_value(v);
-		if (!s || !trk_px_name_valid(s))
-			return sf_err_set(
-				err, SF_EINVAL,
-				"params.px_model must be a model name (allowed: "
-				"synthetic or an uploaded model's name, 1..%d of a-z 0-9 _ -)",
-				TRK_PX_NAME_MAX);
-		strcpy(p->px_model, s);
-		return 0;
-	}
-	case KEY_STARS:
-		if (!json_is_string(v))
-			return sf_err_set(err, SF_EINVAL, "params.%s must be a string", k->name);
-		if (stars_parse_strategy(json_string_value(v), field, err)) {
-			sf_err_prefix(err, "params.stars: ");
-			return SF_EINVAL;
-		}
-		return 0;
-	}
-	return SF_EINVAL;
-}
 
 int trk_search_params_from_json(const json_t *obj, trk_search_params *out, sf_err *err)
 {
 	trk_search_params_default(out);
 	if (!obj)
 		return trk_search_params_check(out, err);
-	if (!json_is_object(obj))
-		return sf_err_set(err, SF_EINVAL, "params must be a JSON object");
-	const char *name;
-	json_t *v;
-	json_object_foreach((json_t *)obj, name, v)
-	{
-		const param_key *k = find_key(name);
-		if (!k)
-			return sf_err_set(
-				err, SF_EINVAL,
-				"params.%s is not a racetrack parameter (allowed: points, "
-				"width, height, track_width, target, px_model, "
-				"player_skill, population, generations, mutation_rate, "
-				"elites, count, star_seeds, stars, star_one_fraction, "
-				"star_two_fraction)",
-				name);
-		int rc = read_key(k, v, out, err);
-		if (rc)
-			return rc;
-	}
-	int rc = trk_search_params_check(out, err);
+	int rc = sf_params_read(keys, NKEYS, "racetrack", obj, out, err);
+	if (rc)
+		return rc;
+	rc = trk_search_params_check(out, err);
 	if (rc)
 		sf_err_prefix(err, "params.");
 	return rc;
@@ -142,33 +117,7 @@ int trk_search_params_from_json(const json_t *obj, trk_search_params *out, sf_er
 
 json_t *trk_search_params_json(const trk_search_params *p)
 {
-	json_t *obj = json_object();
-	for (size_t i = 0; obj && i < NKEYS; i++) {
-		const param_key *k = &keys[i];
-		const void *field = (const char *)p + k->offset;
-		json_t *v = NULL;
-		if (k->type == KEY_INT) {
-			v = json_integer(*(const int *)field);
-		} else if (k->type == KEY_REAL) {
-			v = json_real(*(const double *)field);
-		} else if (k->type == KEY_TARGET) {
-			v = json_array();
-			for (size_t j = 0; v && j < p->ntarget; j++)
-				if (json_array_append_new(v, json_real(p->target[j]))) {
-					json_decref(v);
-					v = NULL;
-				}
-		} else if (k->type == KEY_MODEL) {
-			v = json_string(p->px_model);
-		} else {
-			v = json_string(stars_strategy_name(p->stars.strategy));
-		}
-		if (json_object_set_new(obj, k->name, v)) {
-			json_decref(obj);
-			return NULL;
-		}
-	}
-	return obj;
+	return sf_params_write(keys, NKEYS, p);
 }
 
 /* ---- levels ---- */
