@@ -83,19 +83,12 @@ static void add_filter(void *arg, const char *key, const char *value)
 
 void levels_list(service *svc, http_req *r, const route_match *m)
 {
-	char kinds[128]; /* for messages: the kinds there are */
 	(void)m;
 	int page_size;
 	int64_t before;
-	if (service_page_args(r, &page_size, &before))
+	const char *kind;
+	if (service_list_args(r, &page_size, &before, &kind))
 		return;
-	const char *kind = http_req_query(r, "kind");
-	if (kind && !sf_kind_find(kind)) {
-		respond_problem(r, 400, "invalid-query", "Invalid query", NULL,
-				"kind '%s' is unknown (allowed: %s)", kind,
-				sf_kind_names(kinds, sizeof kinds));
-		return;
-	}
 	filter_ctx fc = { .n = 0 };
 	http_req_each_query(r, add_filter, &fc);
 	if (fc.bad) {

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/kinds.h"
 #include "embedded.h"
 #include "service.h"
 
@@ -146,7 +147,7 @@ void service_page_token(int64_t seq, char out[32])
 	snprintf(out, 32, "p%" PRIx64, (uint64_t)seq);
 }
 
-int service_page_args(http_req *r, int *page_size, int64_t *before)
+int service_list_args(http_req *r, int *page_size, int64_t *before, const char **kind)
 {
 	const char *ps = http_req_query(r, "page_size"), *pt = http_req_query(r, "page_token");
 	*page_size = 20;
@@ -170,6 +171,14 @@ int service_page_args(http_req *r, int *page_size, int64_t *before)
 			return -1;
 		}
 		*before = (int64_t)v;
+	}
+	*kind = http_req_query(r, "kind");
+	if (*kind && !sf_kind_find(*kind)) {
+		char kinds[128];
+		respond_problem(r, 400, "invalid-query", "Invalid query", NULL,
+				"kind '%s' is unknown (allowed: %s)", *kind,
+				sf_kind_names(kinds, sizeof kinds));
+		return -1;
 	}
 	return 0;
 }

@@ -90,11 +90,11 @@ int64_t service_now_ms(void);
 void service_format_time(int64_t ms, char out[32]);
 
 /*
- * Reads the page_size (1..100, default 20) and page_token (opaque cursor)
- * query arguments. Returns 0, or answers 400 naming the bad argument and
- * returns -1.
+ * Reads the arguments every listing takes: page_size (1..100, default 20),
+ * page_token (opaque cursor) and kind (a registered kind, or NULL when
+ * absent). Returns 0, or answers 400 naming the bad argument and returns -1.
  */
-int service_page_args(http_req *r, int *page_size, int64_t *before);
+int service_list_args(http_req *r, int *page_size, int64_t *before, const char **kind);
 
 /* The opaque token for a page that continues before `seq`. */
 void service_page_token(int64_t seq, char out[32]);
