@@ -96,7 +96,7 @@ int trk_search_params_check(const trk_search_params *p, sf_err *err)
 
 size_t trk_genome_length(const trk_search_params *p)
 {
-	return TRK_GENOME_SEEDS + 2 * (size_t)p->points;
+	return TRK_GENOME_SEED + 4 * (size_t)p->points;
 }
 
 trk_limits trk_search_limits(const trk_search_params *p)
@@ -137,6 +137,17 @@ static void write_u64(uint8_t *b, uint64_t v)
 		b[i] = (uint8_t)(v >> (8 * i));
 }
 
+static unsigned read_u16(const uint8_t *b)
+{
+	return (unsigned)b[0] | (unsigned)b[1] << 8;
+}
+
+static void write_u16(uint8_t *b, unsigned v)
+{
+	b[0] = (uint8_t)v;
+	b[1] = (uint8_t)(v >> 8);
+}
+
 /* splitmix64's finaliser: a bijective mix, so distinct inputs stay distinct. */
 static uint64_t mix64(uint64_t z)
 {
@@ -145,15 +156,27 @@ static uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-uint64_t trk_genome_race_seed(const uint8_t *genome)
+uint64_t trk_genome_race_seed(const uint8_t *genome, size_t len)
 {
-	/* 53 bits, so that the seed a level shows is exact in every JSON reader. */
-	return mix64(read_u64(genome) ^ mix64(read_u64(genome + 8) ^ UINT64_C(0x7ace))) >> 11;
+	/* Every byte counts, so moving one point changes the race too; 53 bits,
+	 * so that the seed a level shows is exact in every JSON reader. */
+	uint64_t h = mix64(read_u64(genome) ^ UINT64_C(0x7ace));
+	for (size_t i = TRK_GENOME_SEED; i < len; i += 4)
+		h = mix64(h ^ ((uint64_t)read_u16(genome + i) << 16 | read_u16(genome + i + 2)));
+	return h >> 11;
 }
 
 static double clamp(double v, double lo, double hi)
 {
 	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Point i's coordinates from its quantised bytes. */
+static trk_vec2 genome_point(const trk_search_params *p, const uint8_t *genome, size_t i)
+{
+	const uint8_t *q = genome + TRK_GENOME_SEED + 4 * i;
+	return (trk_vec2){ .x = read_u16(q) * (p->width / TRK_COORD_MAX),
+			   .y = read_u16(q + 2) * (p->height / TRK_COORD_MAX) };
 }
 
 trk_track *trk_genome_track(const trk_search_params *p, const uint8_t *genome, sf_err *err)
@@ -169,20 +192,16 @@ trk_track *trk_genome_track(const trk_search_params *p, const uint8_t *genome, s
 		sf_err_set(err, SF_ENOMEM, "out of memory for the points");
 		return NULL;
 	}
-	/* Points at least half a mean spacing apart, moved by at most TRK_JITTER
-	 * spacings each: they stay distinct unless clamping meets them. */
-	double spacing = sqrt(p->width * p->height / (double)n);
-	rng r;
-	rng_seed(&r, read_u64(genome));
-	if (trk_points_random(&r, n, p->width, p->height, 0.5 * spacing, pts, err))
-		goto done;
+	/* The operators keep the points sorted (x, then y), so equal points are
+	 * neighbours: a repeat adds nothing to the diagram and is dropped. */
+	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
-		double jx = ((double)genome[TRK_GENOME_SEEDS + 2 * i] - 127.5) / 127.5;
-		double jy = ((double)genome[TRK_GENOME_SEEDS + 2 * i + 1] - 127.5) / 127.5;
-		pts[i].x = clamp(pts[i].x + jx * TRK_JITTER * spacing, 0, p->width);
-		pts[i].y = clamp(pts[i].y + jy * TRK_JITTER * spacing, 0, p->height);
+		if (i && !memcmp(genome + TRK_GENOME_SEED + 4 * i,
+				 genome + TRK_GENOME_SEED + 4 * (i - 1), 4))
+			continue;
+		pts[m++] = genome_point(p, genome, i);
 	}
-	if (!(dt = trk_delaunay_new(pts, n, err)))
+	if (!(dt = trk_delaunay_new(pts, m, err)))
 		goto done;
 	if (!(vd = trk_voronoi_new(dt, p->width, p->height, err)))
 		goto done;
@@ -194,7 +213,8 @@ trk_track *trk_genome_track(const trk_search_params *p, const uint8_t *genome, s
 	lp.min_edge_length = p->track_width;
 	lp.max_attempts = 16;
 	lp.steps_per_attempt = 1024;
-	uint64_t walk = read_u64(genome + 8);
+	uint64_t walk = read_u64(genome);
+	rng r;
 	rng_seed(&r, walk);
 	if (!(loop = trk_loop_new(vd, &lp, &r, err)))
 		goto done;
@@ -224,56 +244,8 @@ done:
 
 /* ---- operators ---- */
 
-typedef struct trk_evaluator trk_evaluator;
-static size_t genome_len(const void *ctx);
-
-static void op_mutate(void *ctx, rng *r, double rate, uint8_t *g)
-{
-	for (int s = 0; s < 2; s++)
-		if (rng_unit(r) < rate)
-			write_u64(g + 8 * s, rng_next(r));
-	size_t len = genome_len(ctx);
-	for (size_t i = TRK_GENOME_SEEDS; i < len; i++) {
-		if (!(rng_unit(r) < rate))
-			continue;
-		int step = 1 + (int)rng_below(r, 32);
-		int v = g[i] + (rng_below(r, 2) ? step : -step);
-		g[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-	}
-}
-
-static void op_random(void *ctx, rng *r, uint8_t *g)
-{
-	size_t len = genome_len(ctx);
-	for (size_t i = 0; i < len; i++)
-		g[i] = (uint8_t)rng_below(r, 256);
-}
-
-static void op_crossover(void *ctx, rng *r, const uint8_t *a, const uint8_t *b, uint8_t *child)
-{
-	size_t len = genome_len(ctx), jit = len - TRK_GENOME_SEEDS;
-	size_t cut = TRK_GENOME_SEEDS + 1 + (size_t)rng_below(r, jit - 1);
-	memcpy(child, a, cut);
-	memcpy(child + cut, b + cut, len - cut);
-	memcpy(child + 8, (rng_below(r, 2) ? b : a) + 8, 8);
-}
-
-static void describe_genome(void *ctx, const uint8_t *g, char *buf, size_t size)
-{
-	(void)ctx;
-	static const char hex[] = "0123456789abcdef";
-	size_t i = 0;
-	for (; i < TRK_GENOME_SEEDS && 2 * i + 2 < size; i++) {
-		buf[2 * i] = hex[g[i] >> 4];
-		buf[2 * i + 1] = hex[g[i] & 15];
-	}
-	if (size)
-		buf[2 * i] = '\0';
-}
-
-/* ---- evaluation ---- */
-
-struct trk_evaluator {
+/* The GA's context for the operators and evaluate(). */
+typedef struct trk_evaluator {
 	const trk_search_params *p;
 	const trk_px_model *model;
 	int threads;
@@ -283,13 +255,108 @@ struct trk_evaluator {
 	atomic_size_t next;
 	atomic_uint_fast64_t races;
 	atomic_int failed; /* SF_ENOMEM from a worker ends the run */
-};
+} trk_evaluator;
 
-/* The operators' context is the evaluator, which knows the genome length. */
-static size_t genome_len(const void *ctx)
+/* The operators read the area and point count from the evaluator. */
+static const trk_search_params *ctx_params(const void *ctx)
 {
-	return ((const trk_evaluator *)ctx)->len;
+	return ((const trk_evaluator *)ctx)->p;
 }
+
+static size_t genome_points(const void *ctx)
+{
+	return (size_t)ctx_params(ctx)->points;
+}
+
+static int cmp_point(const void *x, const void *y)
+{
+	const uint8_t *a = x, *b = y;
+	unsigned ax = read_u16(a), bx = read_u16(b);
+	if (ax != bx)
+		return ax < bx ? -1 : 1;
+	unsigned ay = read_u16(a + 2), by = read_u16(b + 2);
+	return ay < by ? -1 : ay > by;
+}
+
+/* Puts the points in their canonical order: by x, then y. One layout has
+ * one genome, and an index cut splits the area left from right. */
+static void sort_points(uint8_t *g, size_t n)
+{
+	qsort(g + TRK_GENOME_SEED, n, 4, cmp_point);
+}
+
+static void write_point(const trk_search_params *p, uint8_t *q, trk_vec2 v)
+{
+	write_u16(q,
+		  (unsigned)clamp(floor(v.x / p->width * TRK_COORD_MAX + 0.5), 0, TRK_COORD_MAX));
+	write_u16(q + 2,
+		  (unsigned)clamp(floor(v.y / p->height * TRK_COORD_MAX + 0.5), 0, TRK_COORD_MAX));
+}
+
+/* A random layout as trk_points_random() spreads it (at least half a mean
+ * spacing apart) and a random walk seed. */
+static void op_random(void *ctx, rng *r, uint8_t *g)
+{
+	const trk_search_params *p = ctx_params(ctx);
+	size_t n = genome_points(ctx);
+	write_u64(g, rng_next(r));
+	trk_vec2 pts[TRK_SEARCH_MAX_POINTS];
+	double spacing = sqrt(p->width * p->height / (double)n);
+	if (trk_points_random(r, n, p->width, p->height, 0.5 * spacing, pts, NULL))
+		for (size_t i = 0; i < n; i++) /* only when the area is too crowded */
+			pts[i] = (trk_vec2){ rng_unit(r) * p->width, rng_unit(r) * p->height };
+	for (size_t i = 0; i < n; i++)
+		write_point(p, g + TRK_GENOME_SEED + 4 * i, pts[i]);
+	sort_points(g, n);
+}
+
+/* The walk seed is redrawn whole with probability `rate`; each point, with
+ * the same probability, moves by up to TRK_MOVE mean spacings in x and y. */
+static void op_mutate(void *ctx, rng *r, double rate, uint8_t *g)
+{
+	const trk_search_params *p = ctx_params(ctx);
+	size_t n = genome_points(ctx);
+	if (rng_unit(r) < rate)
+		write_u64(g, rng_next(r));
+	double reach = TRK_MOVE * sqrt(p->width * p->height / (double)n);
+	for (size_t i = 0; i < n; i++) {
+		if (!(rng_unit(r) < rate))
+			continue;
+		trk_vec2 v = genome_point(p, g, i);
+		v.x = clamp(v.x + (2 * rng_unit(r) - 1) * reach, 0, p->width);
+		v.y = clamp(v.y + (2 * rng_unit(r) - 1) * reach, 0, p->height);
+		write_point(p, g + TRK_GENOME_SEED + 4 * i, v);
+	}
+	sort_points(g, n);
+}
+
+/* Single point on the sorted point list: the child takes the parent a's
+ * points left of the cut and b's right of it (so each half of the layout
+ * survives whole), and the walk seed of either parent. */
+static void op_crossover(void *ctx, rng *r, const uint8_t *a, const uint8_t *b, uint8_t *child)
+{
+	size_t n = genome_points(ctx);
+	size_t cut = 1 + (size_t)rng_below(r, n - 1);
+	memcpy(child, rng_below(r, 2) ? b : a, TRK_GENOME_SEED);
+	memcpy(child + TRK_GENOME_SEED, a + TRK_GENOME_SEED, 4 * cut);
+	memcpy(child + TRK_GENOME_SEED + 4 * cut, b + TRK_GENOME_SEED + 4 * cut, 4 * (n - cut));
+	sort_points(child, n);
+}
+
+static void describe_genome(void *ctx, const uint8_t *g, char *buf, size_t size)
+{
+	(void)ctx;
+	static const char hex[] = "0123456789abcdef";
+	size_t i = 0;
+	for (; i < TRK_GENOME_SEED && 2 * i + 2 < size; i++) {
+		buf[2 * i] = hex[g[i] >> 4];
+		buf[2 * i + 1] = hex[g[i] & 15];
+	}
+	if (size)
+		buf[2 * i] = '\0';
+}
+
+/* ---- evaluation ---- */
 
 /*
  * The GA's evaluation of one genome: 0 for a genome without a valid track,
@@ -314,7 +381,7 @@ static int evaluate_one(trk_evaluator *ev, const uint8_t *g, ga_eval *out)
 	trk_race_params_default(&rp);
 	rp.player_skill = ev->p->player_skill;
 	trk_race_result race = { 0 };
-	int rc = trk_race_run(track, &rp, ev->model, trk_genome_race_seed(g), &race, &err);
+	int rc = trk_race_run(track, &rp, ev->model, trk_genome_race_seed(g, ev->len), &race, &err);
 	atomic_fetch_add(&ev->races, 1);
 	if (!rc) {
 		double f = trk_race_fitness(track, &race, ev->p->target, ev->p->ntarget);
@@ -489,7 +556,7 @@ static int make_level(const trk_search_params *p, const trk_px_model *model, int
 	trk_race_params rp;
 	trk_race_params_default(&rp);
 	rp.player_skill = p->player_skill;
-	lv->race_seed = trk_genome_race_seed(genome);
+	lv->race_seed = trk_genome_race_seed(genome, len);
 	int rc = trk_race_run(lv->track, &rp, model, lv->race_seed, &lv->race, err);
 	if (rc)
 		return rc;

@@ -4,13 +4,13 @@
  * designer's player-experience (PX) curve, and the level it turns the best
  * tracks into. docs/racetrack.md argues for every choice made here.
  *
- * Genome (bytes, as core/search/ga.h wants them): 8 bytes of point seed,
- * 8 bytes of walk seed (both little-endian), then two jitter bytes (x, y)
- * per point. The track of a genome:
+ * Genome (bytes, as core/search/ga.h wants them): the track's points and
+ * its walk seed. 8 bytes of walk seed (little-endian), then 4 bytes per
+ * point: x and y quantised to 16 bits over the area (q / 65535 x width),
+ * little-endian, the points always sorted by x then y (one layout, one
+ * genome). The track of a genome:
  *
- *   points    trk_points_random() from the point seed, each moved by its
- *             jitter bytes (byte b -> (b - 127.5) / 127.5 x TRK_JITTER of
- *             the mean point spacing) and clamped to the area
+ *   points    the genome's points (a repeated point dropped)
  *   diagram   Delaunay triangulation, clipped Voronoi diagram
  *   circuit   trk_loop_new() seeded with the walk seed
  *   track     trk_track_build() through the midpoints of the circuit's
@@ -26,15 +26,16 @@
  * can be raced scores at least 1, and a genome with no valid track scores
  * 0. A perfect match scores 2 x TRK_MAX_SEGMENTS + 1.
  *
- * Operators (deterministic, from the GA's one stream):
- *  - random: uniform bytes;
- *  - mutate: each seed is redrawn whole with probability `rate` (a changed
- *    byte changes the whole stream anyway); each jitter byte is, with
- *    probability `rate`, nudged by a step of 1..32 up or down (clamped), a
- *    small move of one point;
- *  - crossover: single point inside the jitter bytes; the child keeps the
- *    point seed of the parent that gives the prefix (`a`) and the walk seed
- *    of either parent with equal probability.
+ * Operators (deterministic, from the GA's one stream; each leaves the
+ * points sorted):
+ *  - random: trk_points_random() (points at least half a mean spacing
+ *    apart), quantised, and a random walk seed;
+ *  - mutate: the walk seed is redrawn whole with probability `rate` (a
+ *    changed byte changes its whole stream anyway); each point, with
+ *    probability `rate`, moves by up to TRK_MOVE mean spacings in x and y;
+ *  - crossover: single point on the sorted point list, so the child has
+ *    parent a's points left of the cut and b's right of it (each part of
+ *    a layout survives whole), and the walk seed of either parent.
  *
  * Stars on lap time (lower is better): TRK_STAR_SKILLS agents of skill
  * 0.1..0.9, star_seeds races each, race the chosen track; their lap times
@@ -57,15 +58,15 @@
 #include "racetrack.h"
 #include "track.h"
 
-#define TRK_GENOME_SEEDS 16     /* point seed, walk seed */
+#define TRK_GENOME_SEED 8       /* the walk seed's bytes, before the points */
+#define TRK_COORD_MAX 65535.0   /* a point coordinate's quantisation steps */
 #define TRK_SEARCH_MIN_POINTS 8 /* fewer give too small a Voronoi diagram */
 #define TRK_SEARCH_MAX_POINTS 200
 #define TRK_MAX_TARGET 64
-#define TRK_MIN_SEGMENTS 8      /* circuit vertices: segments (genes) of a track */
-#define TRK_MAX_SEGMENTS 24     /* the fitness shift is 2 x this + 1 */
-#define TRK_JITTER 0.2          /* the largest point move, in mean point spacings */
-#define TRK_STAR_SKILLS 9       /* skills 0.1, 0.2, ..., 0.9 */
-#define TRK_SPLINE_MAX_JSON 400 /* most spline samples a level lists */
+#define TRK_MIN_SEGMENTS 8  /* circuit vertices: segments (genes) of a track */
+#define TRK_MAX_SEGMENTS 24 /* the fitness shift is 2 x this + 1 */
+#define TRK_MOVE 0.25       /* the largest mutation move, in mean point spacings */
+#define TRK_STAR_SKILLS 9   /* skills 0.1, 0.2, ..., 0.9 */
 
 typedef struct trk_search_params {
 	int points;                    /* Voronoi sites, default 30, 8..200 */
@@ -131,7 +132,7 @@ void trk_search_params_default(trk_search_params *p);
 /* Checks every field; returns 0 or SF_EINVAL naming the field and its range. */
 int trk_search_params_check(const trk_search_params *p, sf_err *err);
 
-/* Bytes per genome for these params: TRK_GENOME_SEEDS + 2 x points. */
+/* Bytes per genome for these params: TRK_GENOME_SEED + 4 x points. */
 size_t trk_genome_length(const trk_search_params *p);
 
 /*
@@ -148,8 +149,8 @@ trk_limits trk_search_limits(const trk_search_params *p);
  */
 trk_track *trk_genome_track(const trk_search_params *p, const uint8_t *genome, sf_err *err);
 
-/* The seed of a genome's fitness race: a 53-bit mix of its two seeds. */
-uint64_t trk_genome_race_seed(const uint8_t *genome);
+/* The seed of a genome's fitness race: a 53-bit mix of all `len` bytes. */
+uint64_t trk_genome_race_seed(const uint8_t *genome, size_t len);
 
 /*
  * The experience model params.px_model names, owned by the caller

@@ -127,14 +127,13 @@ static json_t *vec3(trk_vec3 v)
 	return json_pack("[fff]", v.x, v.y, v.z);
 }
 
-/* The track as a level shows it: every step-th sample and the segments. */
+/* The track as a level shows it: every sample and the segments. */
 static json_t *puzzle_json(const trk_level *lv, const trk_search_params *p)
 {
 	const trk_track *t = lv->track;
-	size_t step = (t->n + TRK_SPLINE_MAX_JSON - 1) / TRK_SPLINE_MAX_JSON;
 	json_t *spline = json_array(), *segments = json_array(), *checkpoints = json_array();
 	int bad = !spline || !segments || !checkpoints;
-	for (size_t k = 0; !bad && k < t->n; k += step)
+	for (size_t k = 0; !bad && k < t->n; k++)
 		bad = json_array_append_new(spline, vec3(t->samples[k]));
 	for (size_t i = 0; !bad && i < t->nsegments; i++) {
 		size_t a = t->seg_start[i], s = a < t->n ? a : t->n - 1;
@@ -163,11 +162,10 @@ static json_t *puzzle_json(const trk_level *lv, const trk_search_params *p)
 		dx /= len;
 		dy /= len;
 	}
-	return json_pack("{s:o, s:I, s:I, s:f, s:f, s:f, s:o, s:o, s:{s:o, s:[ff], s:f}}", "spline",
-			 spline, "spline_step", (json_int_t)step, "samples", (json_int_t)t->n, "ds",
-			 t->ds, "width", t->width, "length", t->length, "segments", segments,
-			 "checkpoints", checkpoints, "start_line", "position", vec3(a), "direction",
-			 dx, dy, "width", t->width);
+	return json_pack("{s:o, s:I, s:f, s:f, s:f, s:o, s:o, s:{s:o, s:[ff], s:f}}", "spline",
+			 spline, "samples", (json_int_t)t->n, "ds", t->ds, "width", t->width,
+			 "length", t->length, "segments", segments, "checkpoints", checkpoints,
+			 "start_line", "position", vec3(a), "direction", dx, dy, "width", t->width);
 }
 
 static json_t *solution_json(const trk_level *lv, const trk_search_params *p)
