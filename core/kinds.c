@@ -34,6 +34,18 @@ char *sf_kind_names(char *buf, size_t len)
 	return buf;
 }
 
+int sf_resource_name_valid(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+	if (n < 1 || n > SF_RESOURCE_NAME_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+		      name[i] == '_' || name[i] == '-'))
+			return 0;
+	return 1;
+}
+
 size_t sf_kind_count(void)
 {
 	return sizeof registry / sizeof registry[0];

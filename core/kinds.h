@@ -40,6 +40,41 @@ typedef struct sf_gen_opts {
 	void *resource_ctx;
 } sf_gen_opts;
 
+/*
+ * A type of named resource that designers upload and a kind's params name
+ * (racetrack: experience models, "px_model"). The service serves each type
+ * at POST /v1/<collection>?name=NAME and GET /v1/<collection>/<name>, has
+ * the kind validate an upload whole before anything is stored, keeps the
+ * body byte for byte (a name is taken for good), and hands it back to
+ * generate() through sf_gen_opts.resource. The server knows no type by
+ * name: everything it says about one comes from this table.
+ */
+#define SF_RESOURCE_NAME_MAX 64
+
+typedef struct sf_resource_kind {
+	const char *type;       /* "px_model": what params_resource() reports */
+	const char *collection; /* "px-models": the URL segment under /v1/ */
+	const char *slug;       /* "px-model": problem types invalid-<slug>, <slug>-exists */
+	const char *what;       /* "model": for messages ("no uploaded model named ...") */
+	const char *title;      /* "Invalid trace set": the 422 problem's title */
+	const char *builtin;    /* a name reserved for a built-in resource, or NULL */
+	/* Accepted formats as pairs {format, media type}, NULL-terminated:
+	 * {"csv", "text/csv", "json", "application/json", NULL}. The first
+	 * media type of a format is the one GET answers with. */
+	const char *const *formats;
+	/*
+	 * Checks an upload (`len` bytes, no NUL inside) in `format` whole.
+	 * Returns 0 and sets *summary to a new JSON object describing it (the
+	 * 201 answer adds name and format), SF_EINVAL with a message naming
+	 * the place and the problem, or SF_ENOMEM. Called on the loop thread.
+	 */
+	int (*validate)(const char *body, size_t len, const char *format, json_t **summary,
+			sf_err *err);
+} sf_resource_kind;
+
+/* Whether `name` may name an uploaded resource: 1..SF_RESOURCE_NAME_MAX of a-z 0-9 _ -. */
+int sf_resource_name_valid(const char *name);
+
 typedef struct sf_kind {
 	const char *name;
 	const char *summary; /* one line for --help */
@@ -64,6 +99,8 @@ typedef struct sf_kind {
 	 * is queued. The kind's generate() fetches it through opts->resource.
 	 */
 	const char *(*params_resource)(const void *params, const char **type);
+	/* The type of resource params_resource() names, or NULL for none. */
+	const sf_resource_kind *resource;
 } sf_kind;
 
 /* The kind called `name`, or NULL. */

@@ -187,7 +187,7 @@ static void job_work(uv_work_t *w)
 			     .progress_arg = j,
 			     .cancel = &j->cancel,
 			     .eval_cache = evalcache_iface(j->svc->evals),
-			     .resource = pxres_fetch,
+			     .resource = res_fetch,
 			     .resource_ctx = j->svc->resources };
 	j->result = j->kind->generate(j->params, &opts, &j->err);
 }
@@ -523,7 +523,7 @@ void jobs_submit(service *svc, http_req *r, const route_match *m)
 	/* A job naming a resource that is not there could only fail: refuse it now. */
 	const char *rtype = NULL;
 	const char *rname = kind->params_resource ? kind->params_resource(params, &rtype) : NULL;
-	int have = rname ? pxres_exists(svc->db, rtype, rname, &err) : 1;
+	int have = rname && kind->resource ? res_exists(svc->db, rtype, rname, &err) : 1;
 	if (have <= 0) {
 		/* rname points into params: answer before freeing them. */
 		if (have < 0)
@@ -531,9 +531,13 @@ void jobs_submit(service *svc, http_req *r, const route_match *m)
 					err.msg);
 		else
 			respond_problem(r, 422, "invalid-params", "Invalid parameters", NULL,
-					"params.%s '%s' is not an uploaded model (upload it with "
-					"POST /v1/px-models, or use 'synthetic')",
-					rtype, rname);
+					"params.%s '%s' is not an uploaded %s (upload it with "
+					"POST /v1/%s%s%s%s)",
+					rtype, rname, kind->resource->what,
+					kind->resource->collection,
+					kind->resource->builtin ? ", or use '" : "",
+					kind->resource->builtin ? kind->resource->builtin : "",
+					kind->resource->builtin ? "'" : "");
 		kind->params_free(params);
 		goto out;
 	}

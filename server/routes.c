@@ -209,8 +209,10 @@ const route *route_find(const route *table, size_t n, const char *method, const 
 	bool other_method = false;
 	if (allowed.buf)
 		allowed.buf[0] = '\0';
-	if (m)
+	if (m) {
 		m->nparams = 0;
+		m->arg = NULL;
+	}
 
 	long path_len = method ? path_check(path) : -1;
 	for (size_t i = 0; path_len >= 0 && table && i < n; i++) {
@@ -220,8 +222,10 @@ const route *route_find(const route *table, size_t n, const char *method, const 
 		bool same = strcmp(r->method, method) == 0 ||
 			    (strcmp(method, "HEAD") == 0 && strcmp(r->method, "GET") == 0);
 		if (same) {
-			if (m)
+			if (m) {
 				*m = scratch;
+				m->arg = r->arg;
+			}
 			if (status)
 				*status = 200;
 			if (allowed.buf)

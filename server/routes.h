@@ -23,6 +23,7 @@ typedef struct route_match {
 	int nparams;
 	const char *names[ROUTE_MAX_PARAMS]; /* point into the pattern's storage */
 	char values[ROUTE_MAX_PARAMS][ROUTE_MAX_VALUE];
+	const void *arg; /* the matched route's arg */
 } route_match;
 
 typedef struct route {
@@ -30,6 +31,7 @@ typedef struct route {
 	const char *pattern; /* "/v1/jobs/{id}" */
 	const char *name;    /* stable label for metrics and logs: "jobs.get" */
 	void *handler;       /* opaque to the table: the caller casts it */
+	const void *arg;     /* handed to the handler in route_match.arg; may be NULL */
 } route;
 
 /*

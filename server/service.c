@@ -249,7 +249,8 @@ static void openapi_get(service *svc, http_req *r, const route_match *m)
 
 typedef void (*handler_fn)(service *svc, http_req *r, const route_match *m);
 
-#define H(fn) ((void *)(fn))
+/* A fixed route's handler (and its arg, none). */
+#define H(fn) ((void *)(fn)), NULL
 static const route routes[] = {
 	{ "POST", "/v1/jobs", "jobs.submit", H(jobs_submit) },
 	{ "GET", "/v1/jobs", "jobs.list", H(jobs_list) },
@@ -258,13 +259,55 @@ static const route routes[] = {
 	{ "GET", "/v1/levels", "levels.list", H(levels_list) },
 	{ "GET", "/v1/levels/{id}", "levels.get", H(levels_get) },
 	{ "GET", "/v1/evaluations/{lattice}/{sequence}", "evaluations.get", H(evaluations_get) },
-	{ "POST", "/v1/px-models", "px_models.upload", H(pxmodels_upload) },
-	{ "GET", "/v1/px-models/{name}", "px_models.get", H(pxmodels_get) },
 	{ "GET", "/healthz", "healthz", H(healthz) },
 	{ "GET", "/readyz", "readyz", H(readyz) },
 	{ "GET", "/metrics", "metrics", H(metrics_get) },
 	{ "GET", "/openapi.yaml", "openapi", H(openapi_get) },
 };
+
+/*
+ * The route table: the fixed routes above, then POST /v1/<collection> and
+ * GET /v1/<collection>/{name} for every resource type a registered kind
+ * declares (core/kinds.h), each route carrying its sf_resource_kind as arg.
+ * Built once at start; the loop thread only reads it.
+ */
+static int routes_build(service *svc, sf_err *err)
+{
+	size_t nfixed = sizeof routes / sizeof routes[0], nres = 0;
+	for (size_t i = 0; i < sf_kind_count(); i++)
+		nres += sf_kind_at(i)->resource != NULL;
+	svc->routes = calloc(nfixed + 2 * nres, sizeof *svc->routes);
+	svc->route_text = calloc(nres ? nres : 1, sizeof *svc->route_text);
+	if (!svc->routes || !svc->route_text)
+		return sf_err_set(err, SF_ENOMEM, "out of memory for the route table");
+	memcpy(svc->routes, routes, sizeof routes);
+	size_t n = nfixed, k = 0;
+	for (size_t i = 0; i < sf_kind_count(); i++) {
+		const sf_resource_kind *rk = sf_kind_at(i)->resource;
+		int seen = 0;
+		for (size_t j = nfixed; rk && j < n; j++)
+			seen |= svc->routes[j].arg == rk;
+		if (!rk || seen)
+			continue;
+		char(*t)[96] = svc->route_text[k++];
+		snprintf(t[0], sizeof t[0], "/v1/%s", rk->collection);
+		snprintf(t[1], sizeof t[1], "%s.upload", rk->type);
+		snprintf(t[2], sizeof t[2], "/v1/%s/{name}", rk->collection);
+		snprintf(t[3], sizeof t[3], "%s.get", rk->type);
+		svc->routes[n++] = (route){ .method = "POST",
+					    .pattern = t[0],
+					    .name = t[1],
+					    .handler = (void *)resources_upload,
+					    .arg = rk };
+		svc->routes[n++] = (route){ .method = "GET",
+					    .pattern = t[2],
+					    .name = t[3],
+					    .handler = (void *)resources_get,
+					    .arg = rk };
+	}
+	svc->nroutes = n;
+	return 0;
+}
 
 static void dispatch(void *app, http_req *r)
 {
@@ -275,8 +318,8 @@ static void dispatch(void *app, http_req *r)
 	route_match m;
 	int status = 0;
 	char allow[64];
-	const route *rt = route_find(routes, sizeof routes / sizeof routes[0], method,
-				     http_req_path(r), &m, &status, allow, sizeof allow);
+	const route *rt = route_find(svc->routes, svc->nroutes, method, http_req_path(r), &m,
+				     &status, allow, sizeof allow);
 	http_req_set_user(r, (void *)(rt ? rt->name : "unmatched"));
 	if (!rt) {
 		if (status == 405) {
@@ -332,8 +375,11 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 		store_version(svc->db));
 	if (!(svc->evals = evalcache_new(cfg->db_path, metrics_shared_of(svc->metrics))))
 		return sf_err_set(err, SF_ENOMEM, "out of memory for the evaluation cache");
-	if (!(svc->resources = pxres_new(cfg->db_path)))
-		return sf_err_set(err, SF_ENOMEM, "out of memory for the model reader");
+	if (!(svc->resources = res_pool_new(cfg->db_path)))
+		return sf_err_set(err, SF_ENOMEM, "out of memory for the resource reader");
+	int rc = routes_build(svc, err);
+	if (rc)
+		return rc;
 	/* stderr is block-buffered (cmd_serve.c): flush it four times a second. */
 	uv_timer_init(loop, &svc->log_flush);
 	uv_timer_start(&svc->log_flush, flush_log, 250, 250);
@@ -344,8 +390,7 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 	svc->sigterm.data = svc->sigint.data = svc;
 	uv_signal_start(&svc->sigterm, on_signal, SIGTERM);
 	uv_signal_start(&svc->sigint, on_signal, SIGINT);
-	int rc = jobs_resume_pending(svc, err);
-	if (rc)
+	if ((rc = jobs_resume_pending(svc, err)) != 0)
 		return rc;
 	http_config hc = { .host = cfg->host,
 			   .port = cfg->port,
@@ -383,8 +428,12 @@ static void on_http_closed(void *arg)
 	svc->responses = NULL;
 	evalcache_free(svc->evals);
 	svc->evals = NULL;
-	pxres_free(svc->resources);
+	res_pool_free(svc->resources);
 	svc->resources = NULL;
+	free(svc->routes);
+	free(svc->route_text);
+	svc->routes = NULL;
+	svc->route_text = NULL;
 	fprintf(stderr, "serve: stopped\n");
 	fflush(stderr);
 }

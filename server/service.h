@@ -16,8 +16,8 @@
 #include "evalcache.h"
 #include "http.h"
 #include "metrics.h"
-#include "pxmodels.h"
 #include "rcache.h"
+#include "resources.h"
 #include "routes.h"
 #include "store.h"
 
@@ -45,7 +45,10 @@ typedef struct service {
 	uv_timer_t log_flush;      /* stderr is block-buffered; flushed on this tick */
 	rcache *responses;         /* bodies of immutable answers (levels, evaluations) */
 	evalcache *evals;          /* the lattice search's side of the evaluation cache */
-	pxres *resources;          /* uploaded models, as jobs' generators read them */
+	res_pool *resources;       /* uploaded resources, as jobs' generators read them */
+	route *routes;             /* the route table (service.c builds it at start) */
+	size_t nroutes;
+	char (*route_text)[4][96]; /* patterns and names of the resource routes */
 	int stopping;
 	/* jobs.c */
 	job_rt *queue_head, *queue_tail; /* waiting, oldest first */
@@ -108,8 +111,9 @@ void jobs_cancel(service *svc, http_req *r, const route_match *m);
 void levels_get(service *svc, http_req *r, const route_match *m);
 void levels_list(service *svc, http_req *r, const route_match *m);
 void evaluations_get(service *svc, http_req *r, const route_match *m);
-void pxmodels_upload(service *svc, http_req *r, const route_match *m);
-void pxmodels_get(service *svc, http_req *r, const route_match *m);
+/* resources.c: route_match.arg is the route's sf_resource_kind. */
+void resources_upload(service *svc, http_req *r, const route_match *m);
+void resources_get(service *svc, http_req *r, const route_match *m);
 
 /* jobs.c: queue the jobs the store says are pending (at start); count running/queued. */
 int jobs_resume_pending(service *svc, sf_err *err);

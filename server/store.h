@@ -238,23 +238,26 @@ typedef struct store_evaluation {
 int store_put_evaluations(store *s, const store_evaluation *evals, size_t n, sf_err *err);
 
 /*
- * Uploaded player-experience models (racetrack params.px_model), keyed by
- * name. store_put_px_model() stores `body` (text without NUL, kept byte for
- * byte), its `format` ("csv" or "json") and its trace count in one BEGIN
- * IMMEDIATE transaction. Returns 0 when stored; STORE_EXISTS (a positive
- * value, err untouched) when a model of that name exists already, which
- * is left as it was (models are immutable); or a negative code.
+ * Uploaded resources (core/kinds.h, sf_resource_kind: racetrack's
+ * experience models are type "px_model"), keyed by (type, name).
+ * store_put_resource() stores `body` (text without NUL, kept byte for byte)
+ * and its `format` in one BEGIN IMMEDIATE transaction. Returns 0 when
+ * stored; STORE_EXISTS (a positive value, err untouched) when that type
+ * holds that name already, which is left as it was (resources are
+ * immutable); or a negative code.
  */
 enum { STORE_EXISTS = 1 };
-int store_put_px_model(store *s, const char *name, const char *format, const char *body,
-		       int64_t traces, sf_err *err);
+int store_put_resource(store *s, const char *type, const char *name, const char *format,
+		       const char *body, sf_err *err);
 
 /*
  * Sets *format and *body to malloc'ed copies (the caller frees both) of the
- * model `name`, or both to NULL when there is none; returns 0 in both cases,
- * or a negative code (both NULL then). Reads only: fine on a READONLY handle.
+ * resource (`type`, `name`), or both to NULL when there is none; returns 0
+ * in both cases, or a negative code (both NULL then). Reads only: fine on a
+ * READONLY handle.
  */
-int store_get_px_model(store *s, const char *name, char **format, char **body, sf_err *err);
+int store_get_resource(store *s, const char *type, const char *name, char **format, char **body,
+		       sf_err *err);
 
 /* Frees the strings of `job` and zeroes it. */
 void store_job_clear(store_job *job);

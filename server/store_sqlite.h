@@ -47,8 +47,8 @@ enum store__stmt {
 	ST_LEVEL_GET,
 	ST_EVAL_GET,
 	ST_EVAL_PUT,
-	ST_PX_PUT,
-	ST_PX_GET,
+	ST_RES_PUT,
+	ST_RES_GET,
 	ST__COUNT
 };
 

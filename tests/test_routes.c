@@ -23,20 +23,20 @@
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static const route TABLE[] = {
-	{ "GET", "/v1/jobs", "jobs.list", NULL },
-	{ "POST", "/v1/jobs", "jobs.create", NULL },
-	{ "GET", "/v1/jobs/{id}", "jobs.get", NULL },
-	{ "DELETE", "/v1/jobs/{id}", "jobs.cancel", NULL },
-	{ "GET", "/v1/jobs/{id}/events", "jobs.events", NULL },
-	{ "GET", "/v1/levels", "levels.list", NULL },
+	{ "GET", "/v1/jobs", "jobs.list", NULL, NULL },
+	{ "POST", "/v1/jobs", "jobs.create", NULL, NULL },
+	{ "GET", "/v1/jobs/{id}", "jobs.get", NULL, NULL },
+	{ "DELETE", "/v1/jobs/{id}", "jobs.cancel", NULL, NULL },
+	{ "GET", "/v1/jobs/{id}/events", "jobs.events", NULL, NULL },
+	{ "GET", "/v1/levels", "levels.list", NULL, NULL },
 	/* Before "{id}": otherwise "{id}" would take "abc.svg" whole. */
-	{ "GET", "/v1/levels/{id}.svg", "levels.svg", NULL },
-	{ "GET", "/v1/levels/{id}", "levels.get", NULL },
-	{ "GET", "/v1/evaluations/{lattice}/{sequence}", "evaluations.get", NULL },
-	{ "GET", "/healthz", "healthz", NULL },
-	{ "GET", "/readyz", "readyz", NULL },
-	{ "GET", "/metrics", "metrics", NULL },
-	{ "GET", "/openapi.yaml", "openapi", NULL },
+	{ "GET", "/v1/levels/{id}.svg", "levels.svg", NULL, NULL },
+	{ "GET", "/v1/levels/{id}", "levels.get", NULL, NULL },
+	{ "GET", "/v1/evaluations/{lattice}/{sequence}", "evaluations.get", NULL, NULL },
+	{ "GET", "/healthz", "healthz", NULL, NULL },
+	{ "GET", "/readyz", "readyz", NULL, NULL },
+	{ "GET", "/metrics", "metrics", NULL, NULL },
+	{ "GET", "/openapi.yaml", "openapi", NULL, NULL },
 };
 
 typedef struct route_case {
@@ -262,10 +262,10 @@ static void test_too_many_params(void **state)
 {
 	(void)state;
 	const route table[] = {
-		{ "GET", "/{a}/{b}/{c}/{d}/{e}", "five", NULL },
-		{ "GET", "/{a}/{b}/{c}/{d}/{e}/{f}/{g}/{h}/{i}", "nine", NULL },
-		{ "GET", "/{a}/{b}/{c}/{d}", "four", NULL },
-		{ "GET", "/x/{b}/{c}/{d}/{e}", "fallback", NULL },
+		{ "GET", "/{a}/{b}/{c}/{d}/{e}", "five", NULL, NULL },
+		{ "GET", "/{a}/{b}/{c}/{d}/{e}/{f}/{g}/{h}/{i}", "nine", NULL, NULL },
+		{ "GET", "/{a}/{b}/{c}/{d}", "four", NULL, NULL },
+		{ "GET", "/x/{b}/{c}/{d}/{e}", "fallback", NULL, NULL },
 	};
 	route_match m;
 	int status = 0;
@@ -305,10 +305,13 @@ static void test_malformed_patterns(void **state)
 {
 	(void)state;
 	const route table[] = {
-		{ "GET", "{id}", "no-slash", NULL },   { "GET", "/{id", "unterminated", NULL },
-		{ "GET", "/{}", "empty-name", NULL },  { "GET", "/{a{b}", "brace-in-name", NULL },
-		{ "GET", NULL, "null-pattern", NULL }, { NULL, "/x", "null-method", NULL },
-		{ "GET", "/ok", "ok", NULL },
+		{ "GET", "{id}", "no-slash", NULL, NULL },
+		{ "GET", "/{id", "unterminated", NULL, NULL },
+		{ "GET", "/{}", "empty-name", NULL, NULL },
+		{ "GET", "/{a{b}", "brace-in-name", NULL, NULL },
+		{ "GET", NULL, "null-pattern", NULL, NULL },
+		{ NULL, "/x", "null-method", NULL, NULL },
+		{ "GET", "/ok", "ok", NULL, NULL },
 	};
 	const char *paths[] = { "/x", "/{id", "/{}", "/{a{b}", "/anything" };
 	route_match m;
@@ -330,10 +333,14 @@ static void test_allow_list(void **state)
 {
 	(void)state;
 	const route table[] = {
-		{ "GET", "/x", "x.get", NULL },         { "GET", "/x", "x.get2", NULL },
-		{ "HEAD", "/x", "x.head", NULL },       { "POST", "/x", "x.post", NULL },
-		{ "POST", "/{any}", "any.post", NULL }, { "HEAD", "/y", "y.head", NULL },
-		{ "PUT", "/y", "y.put", NULL },         { "GET", "/y", "y.get", NULL },
+		{ "GET", "/x", "x.get", NULL, NULL },
+		{ "GET", "/x", "x.get2", NULL, NULL },
+		{ "HEAD", "/x", "x.head", NULL, NULL },
+		{ "POST", "/x", "x.post", NULL, NULL },
+		{ "POST", "/{any}", "any.post", NULL, NULL },
+		{ "HEAD", "/y", "y.head", NULL, NULL },
+		{ "PUT", "/y", "y.put", NULL, NULL },
+		{ "GET", "/y", "y.get", NULL, NULL },
 	};
 	const size_t n = ARRAY_LEN(table);
 	int status = 0;
@@ -385,9 +392,9 @@ static void test_allow_list(void **state)
 
 	/* After the first entry that does not fit, shorter ones are not squeezed in. */
 	const route wide[] = {
-		{ "GET", "/w", "w.get", NULL },
-		{ "OPTIONS", "/w", "w.options", NULL },
-		{ "PUT", "/w", "w.put", NULL },
+		{ "GET", "/w", "w.get", NULL, NULL },
+		{ "OPTIONS", "/w", "w.options", NULL, NULL },
+		{ "PUT", "/w", "w.put", NULL, NULL },
 	};
 	assert_null(route_find(wide, 3, "POST", "/w", NULL, &status, allow, sizeof allow));
 	assert_string_equal(allow, "GET, HEAD, OPTIONS, PUT");
@@ -427,6 +434,26 @@ static void test_null_arguments(void **state)
 	assert_int_equal(status, 404);
 }
 
+/* A route's arg reaches the match; a miss leaves none. */
+static void test_route_arg(void **state)
+{
+	(void)state;
+	static const int one = 1, two = 2;
+	const route table[] = {
+		{ "POST", "/v1/a", "a.upload", NULL, &one },
+		{ "GET", "/v1/a/{name}", "a.get", NULL, &two },
+	};
+	route_match m;
+	int status = 0;
+	assert_non_null(route_find(table, 2, "GET", "/v1/a/x", &m, &status, NULL, 0));
+	assert_ptr_equal(m.arg, &two);
+	assert_non_null(route_find(table, 2, "POST", "/v1/a", &m, &status, NULL, 0));
+	assert_ptr_equal(m.arg, &one);
+	assert_null(route_find(table, 2, "GET", "/v1/a", &m, &status, NULL, 0));
+	assert_int_equal(status, 405);
+	assert_null(m.arg);
+}
+
 static void test_route_param(void **state)
 {
 	(void)state;
@@ -464,7 +491,7 @@ static void test_route_param(void **state)
 static void test_root(void **state)
 {
 	(void)state;
-	const route table[] = { { "GET", "/", "root", NULL } };
+	const route table[] = { { "GET", "/", "root", NULL, NULL } };
 	int status = 0;
 	const route *r = route_find(table, 1, "GET", "/", NULL, &status, NULL, 0);
 	assert_non_null(r);
@@ -479,10 +506,15 @@ static void test_root(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_table),           cmocka_unit_test(test_long_values),
-		cmocka_unit_test(test_too_many_params), cmocka_unit_test(test_malformed_patterns),
-		cmocka_unit_test(test_allow_list),      cmocka_unit_test(test_null_arguments),
-		cmocka_unit_test(test_route_param),     cmocka_unit_test(test_root),
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_long_values),
+		cmocka_unit_test(test_too_many_params),
+		cmocka_unit_test(test_malformed_patterns),
+		cmocka_unit_test(test_allow_list),
+		cmocka_unit_test(test_null_arguments),
+		cmocka_unit_test(test_route_arg),
+		cmocka_unit_test(test_route_param),
+		cmocka_unit_test(test_root),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1076,48 +1076,79 @@ static void test_evaluations(void **state)
 	store_close(s);
 }
 
-static void test_px_models(void **state)
+static void test_resources(void **state)
 {
 	fixture *f = *state;
 	store *s = open_ok(f->path, STORE_READWRITE);
 	sf_err err = { 0 };
 	char *format = (char *)"sentinel", *body = (char *)"sentinel";
 	/* Missing: 0 with both NULL. */
-	ok(store_get_px_model(s, "mine", &format, &body, &err), &err);
+	ok(store_get_resource(s, "px_model", "mine", &format, &body, &err), &err);
 	assert_null(format);
 	assert_null(body);
 	const char *csv = "speed,intensity\r\n0.5,0.25\n";
-	ok(store_put_px_model(s, "mine", "csv", csv, 1, &err), &err);
-	ok(store_get_px_model(s, "mine", &format, &body, &err), &err);
+	ok(store_put_resource(s, "px_model", "mine", "csv", csv, &err), &err);
+	ok(store_get_resource(s, "px_model", "mine", &format, &body, &err), &err);
 	assert_string_equal(format, "csv");
 	assert_string_equal(body, csv); /* byte for byte, CR included */
 	free(format);
 	free(body);
-	/* A name is taken for good: the second put changes nothing. */
+	/* A name is taken for good within its type: the second put changes nothing. */
 	err.code = 0;
-	assert_int_equal(store_put_px_model(s, "mine", "json", "{}", 3, &err), STORE_EXISTS);
+	assert_int_equal(store_put_resource(s, "px_model", "mine", "json", "{}", &err),
+			 STORE_EXISTS);
 	assert_int_equal(err.code, 0);
-	ok(store_get_px_model(s, "mine", &format, &body, &err), &err);
+	ok(store_get_resource(s, "px_model", "mine", &format, &body, &err), &err);
 	assert_string_equal(format, "csv");
 	assert_string_equal(body, csv);
 	free(format);
 	free(body);
-	assert_int_equal(raw_int(f->path, "SELECT traces FROM px_models WHERE name = 'mine'"), 1);
-	/* The schema's checks hold: an unknown format is refused, nothing written. */
-	assert_failed(store_put_px_model(s, "other", "xml", "<x/>", 1, &err), &err, SF_EINVAL);
-	assert_failed(store_put_px_model(s, NULL, "csv", csv, 1, &err), &err, SF_EINVAL);
-	assert_failed(store_get_px_model(s, NULL, &format, &body, &err), &err, SF_EINVAL);
-	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM px_models"), 1);
+	/* ...but another type has its own names. */
+	ok(store_put_resource(s, "other_type", "mine", "json", "{}", &err), &err);
+	ok(store_get_resource(s, "other_type", "mine", &format, &body, &err), &err);
+	assert_string_equal(body, "{}");
+	free(format);
+	free(body);
+	assert_failed(store_put_resource(s, "px_model", NULL, "csv", csv, &err), &err, SF_EINVAL);
+	assert_failed(store_put_resource(s, NULL, "x", "csv", csv, &err), &err, SF_EINVAL);
+	assert_failed(store_get_resource(s, "px_model", NULL, &format, &body, &err), &err,
+		      SF_EINVAL);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM resources"), 2);
 	/* A read-only handle reads it. */
 	store *r = open_ok(f->path, STORE_READONLY);
-	ok(store_get_px_model(r, "mine", &format, &body, &err), &err);
+	ok(store_get_resource(r, "px_model", "mine", &format, &body, &err), &err);
 	assert_string_equal(body, csv);
 	free(format);
 	free(body);
-	ok(store_get_px_model(r, "other", &format, &body, &err), &err);
+	ok(store_get_resource(r, "px_model", "other", &format, &body, &err), &err);
 	assert_null(body);
 	store_close(r);
 	store_close(s);
+}
+
+/* Migration 0003 moves the models a version-2 database holds into resources. */
+static void test_px_models_migrate(void **state)
+{
+	fixture *f = *state;
+	sf_err err = { 0 };
+	store *s = store_open_with(f->path, STORE_READWRITE, sf_migrations, 2, &err);
+	assert_non_null(s);
+	store_close(s);
+	raw_exec(f->path, "INSERT INTO px_models (name, format, body, traces, created) "
+			  "VALUES ('old', 'json', '{\"traces\": []}', 1, 1234)");
+	s = open_ok(f->path, STORE_READWRITE);
+	assert_true(store_version(s) >= 3);
+	char *format = NULL, *body = NULL;
+	ok(store_get_resource(s, "px_model", "old", &format, &body, &err), &err);
+	assert_string_equal(format, "json");
+	assert_string_equal(body, "{\"traces\": []}");
+	free(format);
+	free(body);
+	store_close(s);
+	assert_int_equal(raw_int(f->path, "SELECT created FROM resources WHERE name = 'old'"),
+			 1234);
+	assert_int_equal(
+		raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'px_models'"), 0);
 }
 
 /* ---- a reader beside the writer ---- */
@@ -1289,7 +1320,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pending_after_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_levels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evaluations, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_px_models, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resources, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_px_models_migrate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readonly_handle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sql_lookalike_values, setup, teardown),

@@ -4,7 +4,41 @@
 #include <string.h>
 
 #include "../kinds.h"
+#include "px.h"
 #include "search.h"
+
+/* sf_resource_kind.validate: a trace set in CSV or JSON, parsed whole. */
+static int px_validate(const char *body, size_t len, const char *format, json_t **summary,
+		       sf_err *err)
+{
+	trk_px_model *model = !strcmp(format, "csv") ? trk_px_parse_csv(body, len, err)
+						     : trk_px_parse_json(body, len, err);
+	if (!model)
+		return err ? err->code : SF_EINVAL;
+	json_t *features = json_array();
+	for (int f = 0; f < TRK_PX_NFEAT; f++)
+		json_array_append_new(features, json_string(trk_px_feature_name(f)));
+	*summary = json_pack("{s:I, s:o}", "traces", (json_int_t)model->n, "features", features);
+	trk_px_model_free(model);
+	return *summary ? 0 : sf_err_set(err, SF_ENOMEM, "out of memory");
+}
+
+static const char *const px_formats[] = { "csv",  "text/csv; charset=utf-8", "csv", "text/csv",
+					  "json", "application/json",        NULL };
+
+/* Experience models designers upload: POST /v1/px-models (docs/px-model.md). */
+static const sf_resource_kind px_resource = {
+	.type = "px_model",
+	.collection = "px-models",
+	.slug = "px-model",
+	.what = "model",
+	.title = "Invalid trace set",
+	.builtin = TRK_PX_SYNTHETIC,
+	.formats = px_formats,
+	.validate = px_validate,
+};
+
+_Static_assert(TRK_PX_NAME_MAX == SF_RESOURCE_NAME_MAX, "one name rule for every resource");
 
 static void *racetrack_params_parse(const json_t *params, sf_err *err)
 {
@@ -29,7 +63,7 @@ static void racetrack_params_free(void *params)
 static const char *racetrack_params_resource(const void *params, const char **type)
 {
 	const trk_search_params *p = params;
-	*type = "px_model";
+	*type = px_resource.type;
 	return strcmp(p->px_model, TRK_PX_SYNTHETIC) ? p->px_model : NULL;
 }
 
@@ -51,7 +85,7 @@ static trk_px_model *uploaded_model(const trk_search_params *p, const sf_gen_opt
 		return NULL;
 	}
 	size_t len = 0;
-	char *text = opts->resource(opts->resource_ctx, "px_model", p->px_model, &len);
+	char *text = opts->resource(opts->resource_ctx, px_resource.type, p->px_model, &len);
 	if (!text) {
 		sf_err_set(err, SF_EINVAL, "params.px_model '%s' is not an uploaded model",
 			   p->px_model);
@@ -100,4 +134,5 @@ const sf_kind trk_kind_def = {
 	.params_free = racetrack_params_free,
 	.generate = racetrack_generate,
 	.params_resource = racetrack_params_resource,
+	.resource = &px_resource,
 };

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kinds.h"
 #include "../rng.h"
 
 static const char *const FEATURE_NAMES[TRK_PX_NFEAT] = {
@@ -28,16 +29,7 @@ static const char *const FEATURE_NAMES[TRK_PX_NFEAT] = {
 /* Letters a-z, digits, '_' and '-', 1..TRK_PX_NAME_MAX of them. */
 bool trk_px_name_valid(const char *name)
 {
-	if (!name)
-		return false;
-	size_t n = 0;
-	for (const char *c = name; *c; c++, n++) {
-		int ok = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' ||
-			 *c == '-';
-		if (!ok || n >= TRK_PX_NAME_MAX)
-			return false;
-	}
-	return n >= 1;
+	return sf_resource_name_valid(name);
 }
 
 /* JSON when the first byte that is not white space is '{', else CSV. */
