@@ -3,45 +3,83 @@
  *
  * Design. A car is a point at total distance d along the centre line (the
  * arc position is d wrapped into [0, length)) in one of two lanes, at
- * lateral offsets -width/4 and +width/4. Every tick (TRK_TICK) each car, in
- * order of total distance, leader first:
+ * lateral offsets -width/4 and +width/4. A lane is a racing line: a car
+ * only ever meets the cars in its own lane, and changes lane only to pass.
+ * Every tick (TRK_TICK) each car, in order of total distance, leader
+ * first:
  *
- *  1. aims at min(top_speed * (0.85 + 0.15 * skill), its speed profile) and
- *     moves its speed toward that by at most accel * TRK_TICK up or
+ *  1. takes the tow of the nearest car ahead in either lane between
+ *     TRK_DRAFT_MIN and TRK_DRAFT_GAP metres: tow = 1 - gap / TRK_DRAFT_GAP.
+ *     It raises the speed the car aims at on a straight by TRK_DRAFT_SPEED
+ *     * top_speed * tow (never past top_speed) and its acceleration by the
+ *     factor 1 + TRK_DRAFT_ACCEL * tow. A car alongside (closer than
+ *     TRK_DRAFT_MIN) gets none, so two cars side by side keep their order
+ *     unless one is the faster car;
+ *  2. aims at min(its cruise + tow bonus, its speed profile here) and moves
+ *     its speed toward that by at most its acceleration * TRK_TICK up or
  *     brake * TRK_TICK down;
- *  2. never exceeds its profile anywhere it could reach this tick: the
+ *  3. never exceeds its profile anywhere it could reach this tick: the
  *     speed is clamped to the profile's minimum over the samples from its
  *     position to one sample past position + (v + accel * TRK_TICK) *
  *     TRK_TICK. The profile's braking pass makes this clamp at most about
  *     brake * TRK_TICK below the speed the car had;
- *  3. is blocked by the nearest car ahead in its own lane within
+ *  4. is blocked by the nearest car ahead in its own lane within
  *     TRK_BLOCK_GAP metres (arc distance, so lapping cars interact) when
- *     that car is slower: it overtakes by moving to the other lane (an
- *     instant change) when the speed it aims at (step 1, within the reach of
- *     step 2) is more than TRK_OVERTAKE_DV above the blocker's, so a car
- *     held back at the blocker's speed can still pull out, and no car
- *     in the other lane is within TRK_LANE_CLEAR metres, otherwise it
- *     matches the slower car's speed, so gaps inside TRK_BLOCK_GAP never
- *     shrink and no car drives through another;
- *  4. advances d by its new speed * TRK_TICK.
+ *     that car is slower. After following so for TRK_FOLLOW_TICKS ticks it
+ *     pulls out into the other lane (an instant change) when it is on a
+ *     straight (its cornering load v^2 |curvature| at most TRK_PASS_LOAD of
+ *     its lateral grip: mid-corner there is one line), the speed it aims at
+ *     (step 2, within the reach of step 3) is more than TRK_OVERTAKE_DV
+ *     above the blocker's, and no car in the other lane is within
+ *     TRK_LANE_CLEAR metres. Otherwise it matches the slower car's speed,
+ *     so gaps inside TRK_BLOCK_GAP never shrink and no car drives through
+ *     another in its lane;
+ *  5. advances d by its new speed * TRK_TICK.
  *
- * The speed profile of a car with skill k (trk_speed_profile for the
- * player): v(i) = sqrt(grip * (0.8 + 0.2 k) / |curvature(i)|) capped at
- * top_speed, times a slope factor 1 - TRK_SLOPE_PENALTY * (|slope| -
- * TRK_SLOPE_FREE) (1 below TRK_SLOPE_FREE, at least TRK_SLOPE_FLOOR), then
- * the backward pass v(i) = min(v(i), sqrt(v(i+1)^2 + 2 brake ds)) twice
- * around the loop. One pass leaves only the pair (n-1, 0) possibly
- * inconsistent and v(0) already final; the second pass settles it, so every
- * pair, the seam included, satisfies the braking bound.
+ * Skill. A car of skill k in 0..1 cruises at top_speed * (TRK_CRUISE_BASE
+ * + TRK_CRUISE_SKILL k), corners on lateral grip grip * (TRK_GRIP_BASE +
+ * TRK_GRIP_SKILL k) and accelerates at accel * (TRK_ACCEL_BASE +
+ * TRK_ACCEL_SKILL k); every car brakes at brake. A skill step of 0.25 is
+ * about 6 % of corner speed, so over a lap a better car gains seconds, not
+ * tenths: it catches the car ahead and passes, and a worse car drops back.
  *
- * Grid and skills. The player (car 0) starts last, at d = 0 on the start
- * line, in lane 0, so its lap is exactly [0, length] and segment 0 starts
- * with the race. Opponent j (1..3) starts 6 j metres ahead plus a seeded
- * jitter of up to TRK_GRID_JITTER metres, lanes alternating (1, 0, 1), with
- * skill uniform in [player_skill - 0.2, player_skill + 0.2] clamped to 0..1,
- * all drawn from core/rng seeded by `seed` (skill, then jitter, per car).
- * Standings rank total distance (ties favour the lower car index, so the
- * player). Opponents keep racing after a lap of their own.
+ * The speed profile of a car (trk_speed_profile for the player): v(i) =
+ * sqrt(lateral / |curvature(i)|) capped at top_speed, times a slope factor
+ * 1 - TRK_SLOPE_PENALTY * (|slope| - TRK_SLOPE_FREE) (1 below
+ * TRK_SLOPE_FREE, at least TRK_SLOPE_FLOOR), then the backward pass v(i) =
+ * min(v(i), sqrt(v(i+1)^2 + 2 brake ds)) twice around the loop. One pass
+ * leaves only the pair (n-1, 0) possibly inconsistent and v(0) already
+ * final; the second pass settles it, so every pair, the seam included,
+ * satisfies the braking bound.
+ *
+ * Why the race is built to be lively. The experience model labels close
+ * rivals, positions gained and positions lost as tense and being alone as
+ * calm (docs/px-model.md). A field of near-equal cars that strings out
+ * behind its leader gives neither, and every track then gets about the same
+ * PX. So: the opponents' skills spread wide around the player, one in each
+ * third of [player_skill - TRK_SKILL_SPREAD, player_skill +
+ * TRK_SKILL_SPREAD] (clamped to 0..1), so there is usually a slower car to
+ * catch, a rival of the player's pace and a faster car that catches the
+ * player; the grid is reversed (the slowest car leads), as in reverse-grid
+ * races, so the faster cars must pass; the start is rolling, cars in single
+ * file TRK_ROLL_GAP metres apart (one to two seconds at corner speeds), so
+ * gaps grow on fast sections and shrink in slow ones instead of starting as
+ * one pack; and the tow lets a follower close up on straights and pass
+ * there. Where straights, slow corners and fast sweepers lie then decides
+ * where the player is alone, follows, battles and passes: the track's
+ * shape sets the PX curve.
+ *
+ * Grid. Opponent j (1..3) draws its skill uniformly in band j - 1 of the
+ * three, then a jitter of up to TRK_GRID_JITTER metres, both from core/rng
+ * seeded by `seed`. The cars line up by skill, slowest in front (ties by
+ * car index, so the player goes ahead of an equal opponent), in lanes
+ * alternating from lane 0 at the front. The player is at d = 0 on the start
+ * line, so its lap is exactly [0, length] and segment 0 starts with the
+ * race; the car s slots ahead of it is at d = s * TRK_ROLL_GAP + its jitter
+ * (behind: negative d). Every car starts at its cruise speed or its profile
+ * at its position, the lower. Standings rank total distance (ties favour
+ * the lower car index, so the player). Opponents keep racing after a lap of
+ * their own.
  *
  * PX. After moving, the player logs a trk_px_sample: its speed, top_speed,
  * the speeds of opponents (car order) between 20 m behind and 50 m ahead
@@ -77,12 +115,24 @@
 
 #include "../rng.h"
 
-#define TRK_BLOCK_GAP 4.0     /* m: a slower car this close ahead blocks */
-#define TRK_LANE_CLEAR 4.0    /* m: the other lane must be empty within this */
-#define TRK_OVERTAKE_DV 1.0   /* m/s: least speed advantage to overtake */
-#define TRK_GRID_GAP 6.0      /* m between grid slots */
+#define TRK_BLOCK_GAP 4.0     /* m: a slower car this close ahead in the lane blocks */
+#define TRK_LANE_CLEAR 4.0    /* m: the other lane must be empty within this to pull out */
+#define TRK_OVERTAKE_DV 1.0   /* m/s: least speed advantage to pull out */
+#define TRK_FOLLOW_TICKS 25   /* ticks blocked before pulling out: 0.5 s */
+#define TRK_PASS_LOAD 0.5     /* pulling out needs v^2 |curvature| <= this * lateral grip */
+#define TRK_DRAFT_GAP 25.0    /* m: the tow reaches this far behind a car */
+#define TRK_DRAFT_MIN 2.0     /* m: closer than this, alongside, there is no tow */
+#define TRK_DRAFT_SPEED 0.06  /* cruise gain at full tow, a fraction of top_speed */
+#define TRK_DRAFT_ACCEL 1.0   /* acceleration gain at full tow, a fraction of the car's */
+#define TRK_ROLL_GAP 20.0     /* m between cars in the rolling start */
 #define TRK_GRID_JITTER 0.5   /* m: the most an opponent's slot is moved ahead */
-#define TRK_SKILL_SPREAD 0.2  /* opponents' skill within player_skill +- this */
+#define TRK_SKILL_SPREAD 0.4  /* opponents' skills within player_skill +- this */
+#define TRK_CRUISE_BASE 0.85  /* cruise = top_speed * (BASE + SKILL * skill) */
+#define TRK_CRUISE_SKILL 0.15 /* (skill 0.5 cruises at 0.925 top_speed) */
+#define TRK_GRIP_BASE 0.6     /* lateral grip = grip * (BASE + SKILL * skill) */
+#define TRK_GRIP_SKILL 0.4    /* (skill 1 uses all of grip, skill 0 60 % of it) */
+#define TRK_ACCEL_BASE 0.8    /* acceleration = accel * (BASE + SKILL * skill) */
+#define TRK_ACCEL_SKILL 0.4   /* (skill 0.5 accelerates at accel) */
 #define TRK_SLOPE_FREE 0.05   /* |slope| up to this costs no speed */
 #define TRK_SLOPE_PENALTY 5.0 /* speed fraction lost per unit of slope beyond */
 #define TRK_SLOPE_FLOOR 0.5   /* the slope factor's minimum */
@@ -102,6 +152,8 @@ void trk_race_params_default(trk_race_params *p)
 	p->brake = 12.0;
 	p->time_factor = 4.0;
 	p->log = 0;
+	p->on_tick = NULL;
+	p->on_tick_arg = NULL;
 }
 
 void trk_race_result_free(trk_race_result *r)
@@ -157,7 +209,7 @@ static int check_track(const trk_track *t, sf_err *err)
 /* The profile of a car with skill `skill` (params already checked). */
 static void profile_for(const trk_track *t, const trk_race_params *p, double skill, double *v)
 {
-	double lateral = p->grip * (0.8 + 0.2 * skill);
+	double lateral = p->grip * (TRK_GRIP_BASE + TRK_GRIP_SKILL * skill);
 	size_t n = t->n;
 	for (size_t i = 0; i < n; i++) {
 		double k = fabs(t->curvature[i]);
@@ -197,10 +249,14 @@ int trk_speed_profile(const trk_track *track, const trk_race_params *params, dou
 }
 
 typedef struct car {
-	double d;      /* total distance, m */
-	double v;      /* m/s */
-	int lane;      /* 0 or 1 */
-	double cruise; /* top_speed * (0.85 + 0.15 skill) */
+	double d;       /* total distance, m */
+	double v;       /* m/s */
+	int lane;       /* 0 or 1 */
+	int follow;     /* consecutive ticks blocked */
+	double skill;   /* 0..1 */
+	double cruise;  /* top_speed * (TRK_CRUISE_BASE + TRK_CRUISE_SKILL skill) */
+	double lateral; /* grip * (TRK_GRIP_BASE + TRK_GRIP_SKILL skill) */
+	double accel;   /* accel * (TRK_ACCEL_BASE + TRK_ACCEL_SKILL skill) */
 	double *profile;
 } car;
 
@@ -215,10 +271,16 @@ static double wrap(double d, double len)
 	return s;
 }
 
-/* b - a along the loop, in [-len/2, len/2). */
+/*
+ * b - a along the loop, in [-len/2, len/2), for a and b in [0, len) (as
+ * wrap() gives them): the same value as wrap(b - a) shifted, without the
+ * division.
+ */
 static double arc_delta(double a, double b, double len)
 {
-	double x = wrap(b - a, len);
+	double x = b - a;
+	if (x < 0)
+		x += len;
 	return x >= 0.5 * len ? x - len : x;
 }
 
@@ -228,18 +290,52 @@ static size_t sample_at(const trk_track *t, double s)
 	return k >= t->n ? k % t->n : k;
 }
 
-/* Moves car ci one tick (step 1-4 of the design). */
+/*
+ * The nearest car ahead of car ci within `within` metres of arc (gap > 0),
+ * in lane `lane` or in either lane when lane < 0; -1 when none. *gap gets
+ * its distance.
+ */
+static int car_ahead(const trk_track *t, const car *cars, int ci, int lane, double within,
+		     double *gap)
+{
+	double s = wrap(cars[ci].d, t->length);
+	int found = -1;
+	double nearest = within;
+	for (int o = 0; o < TRK_CARS; o++) {
+		if (o == ci || (lane >= 0 && cars[o].lane != lane))
+			continue;
+		double g = arc_delta(s, wrap(cars[o].d, t->length), t->length);
+		if (g > 0 && g <= nearest) {
+			nearest = g;
+			found = o;
+		}
+	}
+	*gap = nearest;
+	return found;
+}
+
+/* Moves car ci one tick (steps 1-5 of the design). */
 static void drive(const trk_track *t, const trk_race_params *p, car *cars, int ci)
 {
 	car *c = &cars[ci];
 	double s = wrap(c->d, t->length);
-	double target = c->cruise;
 	size_t k0 = sample_at(t, s);
+
+	/* 1. The tow. */
+	double gap, tow = 0;
+	if (car_ahead(t, cars, ci, -1, TRK_DRAFT_GAP, &gap) >= 0 && gap >= TRK_DRAFT_MIN)
+		tow = 1.0 - gap / TRK_DRAFT_GAP;
+	double accel = c->accel * (1.0 + TRK_DRAFT_ACCEL * tow);
+	double target = c->cruise + TRK_DRAFT_SPEED * p->top_speed * tow;
+	if (target > p->top_speed)
+		target = p->top_speed;
+
+	/* 2. Toward the target. */
 	if (c->profile[k0] < target)
 		target = c->profile[k0];
 	double v = c->v;
 	if (v < target) {
-		v += p->accel * TRK_TICK;
+		v += accel * TRK_TICK;
 		if (v > target)
 			v = target;
 	} else {
@@ -247,7 +343,9 @@ static void drive(const trk_track *t, const trk_race_params *p, car *cars, int c
 		if (v < target)
 			v = target;
 	}
-	double upper = c->v + p->accel * TRK_TICK;
+
+	/* 3. Never over the profile anywhere within this tick's reach. */
+	double upper = c->v + accel * TRK_TICK;
 	size_t ahead = (size_t)(upper * TRK_TICK / t->ds) + 2;
 	for (size_t j = 0; j <= ahead; j++) {
 		double lim = c->profile[(k0 + j) % t->n];
@@ -259,31 +357,31 @@ static void drive(const trk_track *t, const trk_race_params *p, car *cars, int c
 	if (v < 0)
 		v = 0;
 
-	int blocker = -1;
-	double nearest = TRK_BLOCK_GAP;
-	for (int o = 0; o < TRK_CARS; o++) {
-		if (o == ci || cars[o].lane != c->lane)
-			continue;
-		double gap = arc_delta(s, wrap(cars[o].d, t->length), t->length);
-		if (gap > 0 && gap <= nearest) {
-			nearest = gap;
-			blocker = o;
-		}
-	}
+	/* 4. Blocked in the lane, or pulling out to pass. */
+	int blocker = car_ahead(t, cars, ci, c->lane, TRK_BLOCK_GAP, &gap);
 	if (blocker >= 0 && cars[blocker].v < v) {
-		int clear = 1;
-		for (int o = 0; o < TRK_CARS; o++) {
+		c->follow++;
+		double load = c->v * c->v * fabs(t->curvature[k0]);
+		int pass = c->follow >= TRK_FOLLOW_TICKS && load <= TRK_PASS_LOAD * c->lateral &&
+			   target - cars[blocker].v > TRK_OVERTAKE_DV;
+		for (int o = 0; pass && o < TRK_CARS; o++) {
 			if (o == ci || cars[o].lane == c->lane)
 				continue;
-			double gap = arc_delta(s, wrap(cars[o].d, t->length), t->length);
-			if (gap >= -TRK_LANE_CLEAR && gap <= TRK_LANE_CLEAR)
-				clear = 0;
+			double g = arc_delta(s, wrap(cars[o].d, t->length), t->length);
+			if (g >= -TRK_LANE_CLEAR && g <= TRK_LANE_CLEAR)
+				pass = 0;
 		}
-		if (clear && target - cars[blocker].v > TRK_OVERTAKE_DV)
+		if (pass) {
 			c->lane = 1 - c->lane;
-		else
+			c->follow = 0;
+		} else {
 			v = cars[blocker].v;
+		}
+	} else {
+		c->follow = 0;
 	}
+
+	/* 5. Move. */
 	c->v = v;
 	c->d += v * TRK_TICK;
 }
@@ -390,6 +488,96 @@ static trk_px_sample player_sample(const trk_track *t, const trk_race_params *p,
 	return smp;
 }
 
+/*
+ * Draws the opponents' skills and lines the cars up for the rolling start
+ * (the design's "Grid"); out->skill and out->grid get every car's skill and
+ * slot.
+ */
+static void grid_cars(const trk_track *t, const trk_race_params *p, uint64_t seed, double *profiles,
+		      car *cars, trk_race_result *out)
+{
+	rng r;
+	rng_seed(&r, seed);
+	double jitter[TRK_CARS] = { 0 };
+	for (int i = 0; i < TRK_CARS; i++) {
+		double skill = p->player_skill;
+		if (i > 0) {
+			/* Uniform in band i - 1 of TRK_CARS - 1 equal bands over [-1, 1]. */
+			double u = ((double)(i - 1) + rng_unit(&r)) / (double)(TRK_CARS - 1);
+			skill += TRK_SKILL_SPREAD * (2.0 * u - 1.0);
+			skill = skill < 0 ? 0 : skill > 1 ? 1 : skill;
+			jitter[i] = TRK_GRID_JITTER * rng_unit(&r);
+		}
+		car *c = &cars[i];
+		c->follow = 0;
+		c->skill = skill;
+		c->cruise = p->top_speed * (TRK_CRUISE_BASE + TRK_CRUISE_SKILL * skill);
+		c->lateral = p->grip * (TRK_GRIP_BASE + TRK_GRIP_SKILL * skill);
+		c->accel = p->accel * (TRK_ACCEL_BASE + TRK_ACCEL_SKILL * skill);
+		c->profile = profiles + (size_t)i * t->n;
+		profile_for(t, p, skill, c->profile);
+		out->skill[i] = skill;
+	}
+	/* Slot 0 is the front: lower skill first, ties by car index. */
+	int slot[TRK_CARS];
+	for (int i = 0; i < TRK_CARS; i++) {
+		slot[i] = 0;
+		for (int o = 0; o < TRK_CARS; o++)
+			if (cars[o].skill < cars[i].skill ||
+			    (cars[o].skill == cars[i].skill && o < i))
+				slot[i]++;
+	}
+	for (int i = 0; i < TRK_CARS; i++) {
+		car *c = &cars[i];
+		c->d = TRK_ROLL_GAP * (double)(slot[0] - slot[i]) + jitter[i];
+		c->lane = slot[i] % 2;
+		double limit = c->profile[sample_at(t, wrap(c->d, t->length))];
+		c->v = limit < c->cruise ? limit : c->cruise;
+		out->grid[i] = slot[i] + 1;
+	}
+}
+
+/* rank[i]: the cars ahead of car i (more total distance, or as much and a lower index). */
+static void rank_cars(const car *cars, int rank[TRK_CARS])
+{
+	for (int i = 0; i < TRK_CARS; i++) {
+		rank[i] = 0;
+		for (int o = 0; o < TRK_CARS; o++)
+			if (cars[o].d > cars[i].d || (cars[o].d == cars[i].d && o < i))
+				rank[i]++;
+	}
+}
+
+/* Counts the pairs whose order changed since prev_rank, then prev_rank = rank. */
+static void count_passes(const car *cars, int prev_rank[TRK_CARS], int rank[TRK_CARS],
+			 trk_race_result *out)
+{
+	rank_cars(cars, rank);
+	for (int a = 0; a < TRK_CARS; a++)
+		for (int b = a + 1; b < TRK_CARS; b++)
+			if ((prev_rank[a] < prev_rank[b]) != (rank[a] < rank[b]))
+				out->overtakes++;
+	if (rank[0] < prev_rank[0])
+		out->player_gained += (size_t)(prev_rank[0] - rank[0]);
+	else
+		out->player_lost += (size_t)(rank[0] - prev_rank[0]);
+	memcpy(prev_rank, rank, TRK_CARS * sizeof *rank);
+}
+
+/* Hands the cars' state after tick `tick` to params->on_tick. */
+static void report_tick(const trk_race_params *p, size_t tick, const trk_track *t, const car *cars)
+{
+	trk_car_state st[TRK_CARS];
+	for (int i = 0; i < TRK_CARS; i++) {
+		st[i].d = cars[i].d;
+		st[i].s = wrap(cars[i].d, t->length);
+		st[i].v = cars[i].v;
+		st[i].skill = cars[i].skill;
+		st[i].lane = cars[i].lane;
+	}
+	p->on_tick(p->on_tick_arg, tick, st);
+}
+
 int trk_race_run(const trk_track *track, const trk_race_params *params, const trk_px_model *model,
 		 uint64_t seed, trk_race_result *out, sf_err *err)
 {
@@ -418,22 +606,9 @@ int trk_race_run(const trk_track *track, const trk_race_params *params, const tr
 		out->segment_px[i] = -1;
 
 	car cars[TRK_CARS];
-	rng r;
-	rng_seed(&r, seed);
-	for (int i = 0; i < TRK_CARS; i++) {
-		double skill = p->player_skill, offset = 0;
-		if (i > 0) {
-			skill += TRK_SKILL_SPREAD * (2.0 * rng_unit(&r) - 1.0);
-			skill = skill < 0 ? 0 : skill > 1 ? 1 : skill;
-			offset = TRK_GRID_GAP * i + TRK_GRID_JITTER * rng_unit(&r);
-		}
-		cars[i].d = offset;
-		cars[i].v = 0;
-		cars[i].lane = i % 2;
-		cars[i].cruise = p->top_speed * (0.85 + 0.15 * skill);
-		cars[i].profile = profiles + (size_t)i * n;
-		profile_for(t, p, skill, cars[i].profile);
-	}
+	grid_cars(t, p, seed, profiles, cars, out);
+	int rank[TRK_CARS], prev_rank[TRK_CARS];
+	rank_cars(cars, prev_rank);
 
 	px->model = model;
 	px->count = 0;
@@ -464,6 +639,9 @@ int trk_race_run(const trk_track *track, const trk_race_params *params, const tr
 		for (int i = 0; i < TRK_CARS; i++)
 			drive(t, p, cars, order[i]);
 		out->ticks++;
+		count_passes(cars, prev_rank, rank, out);
+		if (p->on_tick)
+			report_tick(p, out->ticks, t, cars);
 		car *me = &cars[0];
 		smp = player_sample(t, p, cars, me->v < v_prev);
 		out->final_standing = smp.standing;

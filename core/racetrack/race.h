@@ -2,14 +2,20 @@
  * race.h - the simulated race of the racetrack kind (shared/seeds/001).
  *
  * A fixed tick of 0.02 s; four cars on a sampled trk_track, car 0 the
- * player agent; each car's skill is seeded. Speed is limited by curvature
- * (lateral grip) and slope, with braking ahead of corners; cars interact
- * (a car cannot drive through the one ahead in its lane: it is blocked, or
- * overtakes when it is faster and there is room); standings are kept. The
- * player logs a trk_px_sample (px.h) every tick; every 50 samples the
- * window goes through the experience model and the PX value is kept; at
- * the end of each segment the remaining samples are flushed and the
- * segment's PX is the mean of its values.
+ * player agent. The opponents' skills are seeded, spread wide around the
+ * player's; skill sets a car's cruising speed, cornering grip and
+ * acceleration. Speed is limited by curvature (lateral grip) and slope,
+ * with braking ahead of corners. The start is rolling, in single file, the
+ * slowest car in front; cars interact: a car ahead gives a tow (more
+ * acceleration and cruising speed) to the one behind, a car cannot drive
+ * through the one ahead in its lane (it is blocked), and after a short
+ * follow a faster car pulls out to pass where it is not cornering hard;
+ * standings and passes are kept. race.c's design comment gives the figures
+ * and why the race is built to be lively. The player logs a trk_px_sample
+ * (px.h) every tick; every 50 samples the window goes through the
+ * experience model and the PX value is kept; at the end of each segment
+ * the remaining samples are flushed and the segment's PX is the mean of
+ * its values.
  *
  * Ending: the player completes a lap; or it is stuck (not moving for
  * 50 ticks teleports it to the start of its current segment; the third
@@ -34,6 +40,15 @@
 #define TRK_CARS 4
 /* TRK_PX_WINDOW (samples per experience window) comes from px.h. */
 
+/* A car after a tick, as params.on_tick sees it. */
+typedef struct trk_car_state {
+	double d;     /* total distance from the player's start line, m */
+	double s;     /* arc position, d wrapped into [0, length) */
+	double v;     /* speed, m/s */
+	double skill; /* 0..1 */
+	int lane;     /* 0 or 1 */
+} trk_car_state;
+
 typedef struct trk_race_params {
 	double player_skill; /* 0..1; opponents' skills are drawn around it */
 	double grip;         /* lateral acceleration limit, m/s^2 (default 9) */
@@ -41,6 +56,12 @@ typedef struct trk_race_params {
 	double accel, brake; /* m/s^2 (defaults 6 and 12) */
 	double time_factor;  /* time limit = time_factor * length / top_speed + 30 s (default 4) */
 	int log;             /* keep the player's per-tick lap log (positions, speed) */
+	/* When not NULL, called after every tick (tick 1, 2, ...) with every
+	 * car's state, index 0 the player, before the player's stuck check: a
+	 * seam for tests and tools that only reads. The state is borrowed for
+	 * the call; the race does not depend on what the hook does. */
+	void (*on_tick)(void *arg, size_t tick, const trk_car_state cars[TRK_CARS]);
+	void *on_tick_arg;
 } trk_race_params;
 
 typedef struct trk_race_result {
@@ -49,22 +70,28 @@ typedef struct trk_race_result {
 	double lap_time;   /* seconds, when finished */
 	size_t nsegments;
 	double *segment_px; /* per segment: mean PX, or -1 */
-	int final_standing; /* 1..4 */
+	int final_standing; /* 1..4; = grid[0] - player_gained + player_lost */
 	size_t ticks;
+	double skill[TRK_CARS]; /* every car's skill, index 0 the player */
+	int grid[TRK_CARS];     /* every car's starting place, 1 the front */
+	size_t overtakes;       /* pairs of cars that changed order, summed over ticks */
+	size_t player_gained;   /* places the player gained, summed over ticks */
+	size_t player_lost;     /* places the player lost (teleports included) */
 	/* when params.log: the player's lap, one entry per tick */
 	size_t nlog;
 	float *log_s;     /* arc position along the track, m */
 	float *log_speed; /* m/s */
 } trk_race_result;
 
-/* Defaults listed above, player_skill 0.5, log 0. */
+/* Defaults listed above, player_skill 0.5, log 0, on_tick NULL. */
 void trk_race_params_default(trk_race_params *p);
 
 /*
- * Races on `track` with the experience `model`, cars' skills and starting
- * jitter drawn from `seed`. Fills `out` (its arrays are malloc'ed; free with
- * trk_race_result_free). Returns 0, SF_EINVAL for bad params (message names
- * the field), or SF_ENOMEM.
+ * Races on `track` with the experience `model`, the opponents' skills and
+ * starting jitter drawn from `seed`. Fills `out` (its arrays are malloc'ed;
+ * free with trk_race_result_free). Returns 0, SF_EINVAL for bad params
+ * (message names the field) or a track without samples or segments, or
+ * SF_ENOMEM; `out` then holds no arrays.
  */
 int trk_race_run(const trk_track *track, const trk_race_params *params, const trk_px_model *model,
 		 uint64_t seed, trk_race_result *out, sf_err *err);
