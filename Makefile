@@ -20,7 +20,9 @@ endif
 
 PKGS := jansson sqlite3 libuv libmicrohttpd
 WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow
-CFLAGS := -std=c11 -O2 -g $(WARN) -D_POSIX_C_SOURCE=200809L -pthread \
+# -ffp-contract=off: no fused multiply-add, so floating-point results (and the
+# levels and pictures built from them) are the same bytes on every machine.
+CFLAGS := -std=c11 -O2 -g -ffp-contract=off $(WARN) -D_POSIX_C_SOURCE=200809L -pthread \
 	  $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -pthread
 ifneq ($(SANITIZE),)
@@ -33,9 +35,10 @@ SERVER_SRC := $(wildcard server/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 # Files compiled into the binary (server/embedded.h); scripts/embed.sh turns
-# each set into a C table under $(BUILD)/gen/.
+# each set into a C table under $(BUILD)/gen/. web/ is the dashboard
+# (server/web.c serves it at /).
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
-ASSETS := openapi.yaml $(sort $(shell find schema -name '*.json' 2>/dev/null))
+ASSETS := openapi.yaml $(sort $(shell find schema -name '*.json' 2>/dev/null)) $(sort $(wildcard web/*))
 GEN_OBJ := $(BUILD)/gen/migrations.o $(BUILD)/gen/assets.o
 # libserver.a: everything in server/ but main(), so tests can link it too.
 SERVER_LIB_OBJ := $(filter-out $(BUILD)/server/main.o,$(SERVER_OBJ)) $(GEN_OBJ)
@@ -67,10 +70,11 @@ test: deps
 bench: deps
 	@sh scripts/deps.sh bench
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/bench_lattice $(BUILD)/bench/bench_search \
-		$(BUILD)/bench/bench_racetrack $(BUILD)/bench/bare_mhd
+		$(BUILD)/bench/bench_racetrack $(BUILD)/bench/bench_digger $(BUILD)/bench/bare_mhd
 	$(BUILD)/bench/bench_lattice
 	$(BUILD)/bench/bench_search
 	$(BUILD)/bench/bench_racetrack
+	$(BUILD)/bench/bench_digger
 	sh bench/http_bench.sh $(BIN) $(BUILD)/bench/bare_mhd
 
 format:
@@ -133,4 +137,5 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 -include $(CORE_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(GEN_OBJ:.o=.d) $(TESTS:=.d) \
-	$(BUILD)/bench/bench_lattice.d $(BUILD)/bench/bench_search.d $(BUILD)/bench/bench_racetrack.d
+	$(BUILD)/bench/bench_lattice.d $(BUILD)/bench/bench_search.d $(BUILD)/bench/bench_racetrack.d \
+	$(BUILD)/bench/bench_digger.d

@@ -6,10 +6,12 @@
 
 extern const sf_kind lat_kind_def; /* core/lattice/kind.c */
 extern const sf_kind trk_kind_def; /* core/racetrack/kind.c */
+extern const sf_kind dig_kind_def; /* core/digger/kind.c */
 
 static const sf_kind *const registry[] = {
 	&lat_kind_def,
 	&trk_kind_def,
+	&dig_kind_def,
 };
 
 const sf_kind *sf_kind_find(const char *name)

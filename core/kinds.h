@@ -101,6 +101,27 @@ typedef struct sf_kind {
 	const char *(*params_resource)(const void *params, const char **type);
 	/* The type of resource params_resource() names, or NULL for none. */
 	const sf_resource_kind *resource;
+	/*
+	 * Optional (NULL: the kind has no check operation; the service answers
+	 * 404). Checks a player's attempt at a level: `body` is the request
+	 * body (kind-specific; digger: {"level": description, "moves": [...]})
+	 * and the result a new reference saying what the attempt achieved
+	 * (solved, stars, thresholds). NULL with `err` set: SF_EINVAL when the
+	 * body, the level or a move is invalid (the message names the JSON path,
+	 * "moves[3]: ..."), another code when the check itself failed. A pure
+	 * function of the body that may take a while (a solver runs), so callers
+	 * run it off any event loop; safe to call from several threads at once.
+	 */
+	json_t *(*check)(const json_t *body, sf_err *err);
+	/*
+	 * Optional (NULL: the service answers 404 for the picture). Draws a
+	 * level of this kind, the document generate() put in "levels" (as the
+	 * service stores and serves it), as a standalone SVG image: malloc'ed,
+	 * NUL-terminated UTF-8 text the caller frees, the same bytes for the same
+	 * document on every machine. NULL with err set: SF_EINVAL when the
+	 * document is not a level of this kind, SF_ENOMEM.
+	 */
+	char *(*level_svg)(const json_t *level, sf_err *err);
 } sf_kind;
 
 /* The kind called `name`, or NULL. */

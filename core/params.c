@@ -122,3 +122,25 @@ const char *sf_param_stars_name(const void *field)
 {
 	return stars_strategy_name(*(const stars_strategy *)field);
 }
+
+const char *sf_json_type_name(json_type type)
+{
+	switch (type) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a real number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_NULL:
+		return "null";
+	}
+	return "unknown";
+}

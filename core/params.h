@@ -52,4 +52,10 @@ json_t *sf_params_write(const sf_param *keys, size_t n, const void *params);
 int sf_param_parse_stars(const char *text, void *field, sf_err *err);
 const char *sf_param_stars_name(const void *field);
 
+/*
+ * The JSON type `type` as messages name it ("an object", "a real number",
+ * "a boolean", ...), for "must be X, not Y" errors of every JSON reader.
+ */
+const char *sf_json_type_name(json_type type);
+
 #endif

@@ -181,3 +181,35 @@ int stars_thresholds(const uint64_t *counts, int nscores, const stars_config *cf
 		thresholds[k] = scores[pick[k]];
 	return 0;
 }
+
+/*
+ * Lower-is-better thresholds from bounds: [max(worst, best + 2), best +
+ * (one - best) / 2, best]; SF_EINVAL (thresholds untouched) for best
+ * outside 0..STARS_MAX_SCORES or worst < best. See stars.h.
+ */
+int stars_lower_bounds(int best, int worst, int thresholds[3], sf_err *err)
+{
+	if (best < 0 || best > STARS_MAX_SCORES)
+		return sf_err_set(err, SF_EINVAL, "best score %d is out of range (allowed: 0..%d)",
+				  best, STARS_MAX_SCORES);
+	if (worst < best)
+		return sf_err_set(err, SF_EINVAL,
+				  "worst score %d is better than the best score %d (lower is "
+				  "better: worst >= best)",
+				  worst, best);
+	int one = worst > best + 2 ? worst : best + 2;
+	thresholds[0] = one;
+	thresholds[1] = best + (one - best) / 2;
+	thresholds[2] = best;
+	return 0;
+}
+
+/* Stars `score` earns under lower-is-better thresholds: 3, 2, 1 or 0. */
+int stars_earned_lower(int score, const int thresholds[3])
+{
+	int stars = 0;
+	for (int k = 0; k < 3; k++)
+		if (score <= thresholds[k])
+			stars = k + 1;
+	return stars;
+}

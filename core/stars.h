@@ -81,4 +81,24 @@ const char *stars_strategy_name(stars_strategy strategy);
 int stars_thresholds(const uint64_t *counts, int nscores, const stars_config *cfg,
 		     int thresholds[3], sf_err *err);
 
+/*
+ * Thresholds for a score where LOWER is better (a number of moves, a time),
+ * placed from two bounds instead of a distribution: `best`, the optimum
+ * (three stars), and `worst`, the largest score that must still earn one
+ * star. Writes [one, two, three] = [max(worst, best + 2), best + (one -
+ * best) / 2, best]: strictly decreasing, so three distinct bands always
+ * exist; when the bounds are closer than 2 apart the one-star threshold is
+ * widened to best + 2 rather than collapsing two bands. Returns 0, or
+ * SF_EINVAL (thresholds untouched) when best < 0, worst < best or best is
+ * too large to widen.
+ */
+int stars_lower_bounds(int best, int worst, int thresholds[3], sf_err *err);
+
+/*
+ * The stars a score earns under lower-is-better thresholds [one, two,
+ * three] (as stars_lower_bounds() writes them): 3 at or under three, 2 at or
+ * under two, 1 at or under one, else 0.
+ */
+int stars_earned_lower(int score, const int thresholds[3]);
+
 #endif

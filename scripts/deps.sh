@@ -7,14 +7,15 @@
 #   deps.sh test     also what `make test` needs (Node.js and npm for the
 #                    integration tests' pinned packages, curl, the sqlite3
 #                    shell the integration tests read a stopped server's
-#                    database with)
+#                    database with, and chromium, the browser the dashboard
+#                    test drives through playwright-core)
 #   deps.sh bench    also what `make bench` needs (wrk, curl)
 set -eu
 
 PACKAGES="gcc make pkg-config libmicrohttpd-dev libjansson-dev libuv1-dev libsqlite3-dev libcmocka-dev"
 case "${1:-}" in
 test)
-	PACKAGES="$PACKAGES curl sqlite3"
+	PACKAGES="$PACKAGES curl sqlite3 chromium"
 	# Node.js may come from elsewhere (nodesource); only install Debian's
 	# when there is none at all.
 	command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs"

@@ -15,6 +15,9 @@ int cli_evaluate(int argc, char **argv);
 /* `starforge generate KIND ...`: one generation job, its result as JSON. */
 int cli_generate(int argc, char **argv);
 
+/* `starforge picture [FILE]`: the SVG picture of a level or an evaluation. */
+int cli_picture(int argc, char **argv);
+
 /* `starforge serve ...`: the HTTP service, until SIGTERM or SIGINT. */
 int cli_serve(int argc, char **argv);
 

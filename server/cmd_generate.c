@@ -33,7 +33,7 @@ static void usage(FILE *f)
 	      "  --seed N        the seed, 0..9007199254740991 (required)\n"
 	      "  --params JSON   a JSON object of the kind's parameters, every key\n"
 	      "                  optional (lattice: docs/lattice-search.md; racetrack:\n"
-	      "                  docs/racetrack.md)\n"
+	      "                  docs/racetrack.md; digger: docs/digger.md)\n"
 	      "  --threads N     evaluation threads, 1..256 (default: online CPUs)\n"
 	      "  --progress      one line per generation on stderr\n"
 	      "\n"

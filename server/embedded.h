@@ -1,8 +1,8 @@
 /*
  * embedded.h - files compiled into the binary, so that a lone starforge
  * executable carries its schema migrations and the documents it serves
- * (the OpenAPI description and the JSON Schemas) with no install step and
- * no way for the files on disk to disagree with the code.
+ * (the OpenAPI description, the JSON Schemas and the dashboard) with no
+ * install step and no way for the files on disk to disagree with the code.
  *
  * The Makefile generates the tables with scripts/embed.sh into
  * build/gen/migrations.c and build/gen/assets.c, and regenerates them when
@@ -28,7 +28,10 @@ typedef struct sf_embedded {
 extern const sf_embedded sf_migrations[];
 extern const size_t sf_migrations_count;
 
-/* openapi.yaml, then every .json file under schema/ at any depth, sorted by path. */
+/*
+ * openapi.yaml, then every .json file under schema/ at any depth, then every
+ * file of web/ (the dashboard, server/web.c), each set sorted by path.
+ */
 extern const sf_embedded sf_assets[];
 extern const size_t sf_assets_count;
 

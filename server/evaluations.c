@@ -7,6 +7,9 @@
  * enumeration runs on the worker pool (never on the loop thread), and the
  * after-work callback stores the evaluation and answers. The cached
  * document has no stars; the requested star rule is applied per response.
+ * GET .../{sequence}.svg takes the same path and answers the evaluation's
+ * picture (lat_evaluation_svg: the histogram with the star bands), cached
+ * as a response of its own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 
 #include "../core/lattice/lattice.h"
 #include "../core/lattice/lattice_json.h"
+#include "../core/lattice/svg.h"
 #include "../core/stars.h"
 #include "../core/stars_json.h"
 #include "service.h"
@@ -26,19 +30,22 @@ typedef struct eval_job {
 	lat_seq seq;
 	stars_config stars;
 	int threads;
+	int svg; /* answer the picture, not the JSON */
 	int rc;
 	sf_err err;
 	char *doc; /* the evaluation as JSON text, from the worker */
 } eval_job;
 
 #define EVAL_MAX_AGE "public, max-age=86400"
+#define SVG_TYPE "image/svg+xml"
 
 /*
- * Answers with the cached evaluation text plus the stars object for `cfg`,
- * through the response cache under `key`.
+ * Answers with the cached evaluation text plus the stars object for `cfg`
+ * (or, when `svg`, with that document's picture), through the response
+ * cache under `key`.
  */
 static void answer(service *svc, http_req *r, const char *key, const char *doc,
-		   const stars_config *cfg)
+		   const stars_config *cfg, int svg)
 {
 	json_t *ev = json_loads(doc, 0, NULL);
 	json_t *hist = json_object_get(ev, "histogram");
@@ -56,8 +63,14 @@ static void answer(service *svc, http_req *r, const char *key, const char *doc,
 	sf_err serr = { 0 };
 	int ok = stars_thresholds(counts, (int)n, cfg, t, &serr) == 0;
 	json_object_set_new(ev, "stars", stars_json(cfg, "contacts", ok ? t : NULL, serr.msg));
-	char *text = json_dumps(ev, JSON_COMPACT);
+	sf_err perr = { 0 };
+	char *text = svg ? lat_evaluation_svg(ev, &perr) : json_dumps(ev, JSON_COMPACT);
 	json_decref(ev);
+	if (!text && perr.code == SF_EINVAL) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "picture: %s",
+				perr.msg);
+		return;
+	}
 	rcache_hit hit;
 	if (!text || rcache_put(svc->responses, key, text, strlen(text), &hit)) {
 		free(text);
@@ -65,15 +78,16 @@ static void answer(service *svc, http_req *r, const char *key, const char *doc,
 		return;
 	}
 	free(text);
-	respond_cached(r, &hit, "application/json", EVAL_MAX_AGE);
+	respond_cached(r, &hit, svg ? SVG_TYPE : "application/json", EVAL_MAX_AGE);
 }
 
-/* The response cache key of an evaluation under a star rule. */
-static void eval_key(lat_kind kind, const lat_seq *seq, stars_strategy strat, char out[96])
+/* The response cache key of an evaluation (or its picture) under a star rule. */
+static void eval_key(lat_kind kind, const lat_seq *seq, stars_strategy strat, int svg, char out[96])
 {
 	char text[LAT_MAX_LEN + 1];
 	lat_seq_format(seq, text);
-	snprintf(out, 96, "E:%s:%s:%s", lat_kind_name(kind), text, stars_strategy_name(strat));
+	snprintf(out, 96, "%s:%s:%s:%s", svg ? "ES" : "E", lat_kind_name(kind), text,
+		 stars_strategy_name(strat));
 }
 
 static void eval_work(uv_work_t *w)
@@ -107,8 +121,8 @@ static void eval_after(uv_work_t *w, int status)
 		if (store_put_evaluation(svc->db, lat_kind_name(e->kind), seq, e->doc, &err))
 			fprintf(stderr, "evaluation cache: %s\n", err.msg);
 		char key[96];
-		eval_key(e->kind, &e->seq, e->stars.strategy, key);
-		answer(svc, e->req, key, e->doc, &e->stars);
+		eval_key(e->kind, &e->seq, e->stars.strategy, e->svg, key);
+		answer(svc, e->req, key, e->doc, &e->stars, e->svg);
 	}
 	free(e->doc);
 	free(e);
@@ -116,7 +130,7 @@ static void eval_after(uv_work_t *w, int status)
 		service_stop(svc); /* it waits for evaluations in flight */
 }
 
-void evaluations_get(service *svc, http_req *r, const route_match *m)
+static void evaluate(service *svc, http_req *r, const route_match *m, int svg)
 {
 	sf_err err = { 0 };
 	lat_kind kind;
@@ -138,11 +152,11 @@ void evaluations_get(service *svc, http_req *r, const route_match *m)
 	stars_config_default(&stars, strat);
 	metrics_shared *ms = metrics_shared_of(svc->metrics);
 	char key[96];
-	eval_key(kind, &seq, strat, key);
+	eval_key(kind, &seq, strat, svg, key);
 	rcache_hit hit;
 	if (rcache_get(svc->responses, key, &hit)) {
 		atomic_fetch_add(&ms->cache_hits, 1);
-		respond_cached(r, &hit, "application/json", EVAL_MAX_AGE);
+		respond_cached(r, &hit, svg ? SVG_TYPE : "application/json", EVAL_MAX_AGE);
 		return;
 	}
 	char text[LAT_MAX_LEN + 1];
@@ -154,7 +168,7 @@ void evaluations_get(service *svc, http_req *r, const route_match *m)
 	}
 	if (doc) {
 		atomic_fetch_add(&ms->cache_hits, 1);
-		answer(svc, r, key, doc, &stars);
+		answer(svc, r, key, doc, &stars, svg);
 		free(doc);
 		return;
 	}
@@ -176,7 +190,8 @@ void evaluations_get(service *svc, http_req *r, const route_match *m)
 			 .kind = kind,
 			 .seq = seq,
 			 .stars = stars,
-			 .threads = svc->cfg.job_threads };
+			 .threads = svc->cfg.job_threads,
+			 .svg = svg };
 	e->work.data = e;
 	if (uv_queue_work(svc->loop, &e->work, eval_work, eval_after)) {
 		free(e);
@@ -186,4 +201,14 @@ void evaluations_get(service *svc, http_req *r, const route_match *m)
 	}
 	svc->evaluations_running++;
 	/* Not answered yet: http.c suspends the request until eval_after answers. */
+}
+
+void evaluations_get(service *svc, http_req *r, const route_match *m)
+{
+	evaluate(svc, r, m, 0);
+}
+
+void evaluations_svg(service *svc, http_req *r, const route_match *m)
+{
+	evaluate(svc, r, m, 1);
 }

@@ -9,6 +9,13 @@
  * then the connection is suspended; http_respond() stores the response and
  * resumes it, and MHD calls on_access again, where the stored response is
  * queued. on_completed reports the outcome and frees the request.
+ *
+ * A streamed response is MHD's response-from-callback: stream_read() asks
+ * the application for bytes and, when it has none, suspends the
+ * connection from inside the callback (the only other place MHD allows
+ * it); http_stream_wake() resumes it. Every live request is on the
+ * server's list, so that http_server_close() can resume the suspended
+ * ones: MHD_stop_daemon() must not find any.
  */
 #include "http.h"
 
@@ -30,6 +37,7 @@ struct http_server {
 	int port;
 	unsigned open;
 	int closing, handles_open;
+	http_req *reqs; /* every request between on_access and on_completed */
 	void (*on_closed)(void *arg);
 	void *closed_arg;
 };
@@ -52,6 +60,9 @@ struct http_req {
 	int status;
 	double started;
 	void *user;
+	int streaming; /* answered by http_respond_stream: `stream` is set */
+	http_stream stream;
+	http_req *prev, *next; /* on srv->reqs */
 };
 
 static double now_s(void)
@@ -138,6 +149,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		r->path = strdup(url);
 		r->started = now_s();
 		r->status = 0;
+		r->next = s->reqs;
+		if (s->reqs)
+			s->reqs->prev = r;
+		s->reqs = r;
 		*con_cls = r;
 		if (!r->method || !r->path)
 			return MHD_NO;
@@ -155,6 +170,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 	}
 	if (r->dispatched)
 		return MHD_YES;
+	if (s->closing)
+		return MHD_NO; /* a request that arrives as the server closes is not started */
 	r->dispatched = 1;
 	if (r->too_large) {
 		static const char body[] =
@@ -183,8 +200,16 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	http_req *r = *con_cls;
 	if (!r)
 		return;
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		s->reqs = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
 	if (s->cfg.done)
 		s->cfg.done(s->cfg.app, r, r->status, now_s() - r->started);
+	if (r->streaming)
+		r->stream.closed(r->stream.arg);
 	if (r->response)
 		MHD_destroy_response(r->response);
 	while (r->decoded) {
@@ -310,9 +335,21 @@ void http_server_close(http_server *s, void (*on_closed)(void *arg), void *arg)
 {
 	s->on_closed = on_closed;
 	s->closed_arg = arg;
+	s->closing = 1; /* streams end: stream_read() no longer asks the application */
 	uv_poll_stop(&s->poll);
 	uv_timer_stop(&s->timer);
 	if (s->mhd) {
+		/* MHD takes resumed connections off its suspended list in MHD_run. */
+		int resumed = 0;
+		for (http_req *r = s->reqs; r; r = r->next) {
+			if (r->suspended) {
+				r->suspended = 0;
+				MHD_resume_connection(r->conn);
+				resumed = 1;
+			}
+		}
+		if (resumed)
+			MHD_run(s->mhd);
 		MHD_stop_daemon(s->mhd);
 		s->mhd = NULL;
 	}
@@ -422,15 +459,10 @@ void *http_req_user(const http_req *r)
 	return r->user;
 }
 
-void http_respond(http_req *r, int status, const char *content_type, const char *body, size_t len,
-		  const char *const *headers)
+/* Makes `resp` the answer to `r`, with its headers, and resumes a suspended request. */
+static void attach_response(http_req *r, struct MHD_Response *resp, int status,
+			    const char *content_type, const char *const *headers)
 {
-	if (r->status)
-		return; /* answered already */
-	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
-	if (!resp)
-		return; /* out of memory: MHD will close the connection */
 	if (content_type)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	for (size_t i = 0; headers && headers[i]; i += 2)
@@ -443,4 +475,64 @@ void http_respond(http_req *r, int status, const char *content_type, const char 
 		/* MHD only notices a resumed connection on its next run. */
 		uv_timer_start(&r->srv->timer, on_timer, 0, 0);
 	}
+}
+
+void http_respond(http_req *r, int status, const char *content_type, const char *body, size_t len,
+		  const char *const *headers)
+{
+	if (r->status)
+		return; /* answered already */
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	if (!resp)
+		return; /* out of memory: MHD will close the connection */
+	attach_response(r, resp, status, content_type, headers);
+}
+
+/* ---- streams ---- */
+
+/* MHD's content reader for a streamed response; see http_stream.read. */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	http_req *r = cls;
+	if (r->srv->closing)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	if (!max)
+		return 0; /* MHD calls again once there is room */
+	long n = r->stream.read(r->stream.arg, buf, max);
+	if (n > 0)
+		return (ssize_t)n;
+	if (n == 0) {
+		/* Nothing yet: no polling; http_stream_wake() resumes. */
+		r->suspended = 1;
+		MHD_suspend_connection(r->conn);
+		return 0;
+	}
+	return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+int http_respond_stream(http_req *r, int status, const char *content_type,
+			const char *const *headers, const http_stream *stream)
+{
+	if (r->status)
+		return SF_EINVAL; /* answered already */
+	struct MHD_Response *resp =
+		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, r, NULL);
+	if (!resp)
+		return SF_ENOMEM;
+	r->stream = *stream;
+	r->streaming = 1;
+	attach_response(r, resp, status, content_type, headers);
+	return 0;
+}
+
+void http_stream_wake(http_req *r)
+{
+	if (!r->streaming || !r->suspended)
+		return;
+	r->suspended = 0;
+	MHD_resume_connection(r->conn);
+	/* MHD only notices a resumed connection on its next run. */
+	uv_timer_start(&r->srv->timer, on_timer, 0, 0);
 }

@@ -14,6 +14,14 @@
  * the http_respond() that eventually comes, typically from a worker's
  * after-work callback on the loop thread. A suspended connection costs no
  * thread and no polling.
+ *
+ * A streamed answer (http_respond_stream, for Server-Sent Events) uses the
+ * same mechanism for its body: MHD asks the application's read callback
+ * for bytes whenever the socket can take more; when the application has
+ * nothing yet, the connection is suspended from inside that callback and
+ * http_stream_wake() resumes it once there is. Before the server stops,
+ * every suspended connection is resumed, because MHD must not be stopped
+ * with connections still suspended.
  */
 #ifndef SF_HTTP_H
 #define SF_HTTP_H
@@ -60,7 +68,9 @@ unsigned http_server_connections(const http_server *s);
 /*
  * Stops MHD and closes the loop handles; `on_closed` runs on the loop thread
  * once the handles are closed, after which `s` is freed. Suspended requests
- * are dropped.
+ * are resumed first and then closed with their connections (a stream's
+ * read callback is not called again; its closed callback is); requests not
+ * answered yet are dropped.
  */
 void http_server_close(http_server *s, void (*on_closed)(void *arg), void *arg);
 
@@ -95,5 +105,48 @@ void *http_req_user(const http_req *r);
  */
 void http_respond(http_req *r, int status, const char *content_type, const char *body, size_t len,
 		  const char *const *headers);
+
+/* What a stream's read callback returns when the body is complete. */
+#define HTTP_STREAM_END (-1L)
+
+/*
+ * A body produced piece by piece (chunked on HTTP/1.1; on HTTP/1.0 the
+ * connection closes at its end). All callbacks run on the loop thread.
+ */
+typedef struct http_stream {
+	/*
+	 * Copies up to `max` bytes (max >= 1) of the body into buf and returns
+	 * how many; returns 0 when there is nothing to send yet, and the
+	 * connection is then suspended until http_stream_wake(); returns
+	 * HTTP_STREAM_END when the body is complete.
+	 */
+	long (*read)(void *arg, char *buf, size_t max);
+	/*
+	 * The request is over: the body was sent, the connection was lost, or
+	 * the server is stopping. Called exactly once, also when read never
+	 * was (HEAD); neither callback is called after it, so it may free arg.
+	 */
+	void (*closed)(void *arg);
+	void *arg;
+} http_stream;
+
+/*
+ * Answers `r` with `status`, `content_type`, extra headers (as for
+ * http_respond) and a body that `stream` produces. Exactly once per
+ * request, instead of http_respond(); `stream` is copied. Returns 0, or
+ * SF_ENOMEM, in which case r is left unanswered and stream->closed is
+ * never called (answer it with http_respond). Safe to call from dispatch
+ * or later on the loop thread.
+ */
+int http_respond_stream(http_req *r, int status, const char *content_type,
+			const char *const *headers, const http_stream *stream);
+
+/*
+ * Tells `r`'s stream that its read callback has something new to say:
+ * resumes the connection if read suspended it. Cheap and idempotent; a
+ * no-op while read has not suspended it. `r` must be a streamed request
+ * whose closed callback has not run yet.
+ */
+void http_stream_wake(http_req *r);
 
 #endif

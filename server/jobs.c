@@ -8,11 +8,13 @@
  * once: jobs_pump() starts queued ones as slots free up.
  *
  * How results come back. The generator reports progress from its worker
- * through job_progress(): it stores the latest generation under the job's
- * mutex and wakes the loop with uv_async_send (coalesced by libuv); the loop
- * copies it into the job, where GET /v1/jobs/{id} reads it. When the
- * generator returns, job_after() (loop thread) stores the levels and the
- * outcome in one transaction.
+ * through job_progress(): it stores the latest generation, and queues every
+ * generation, under the job's mutex and wakes the loop with uv_async_send
+ * (coalesced by libuv); the loop copies the latest into the job, where
+ * GET /v1/jobs/{id} reads it, and hands the queued ones in order to the
+ * job's event feed (events.c). When the generator returns, job_after()
+ * (loop thread) stores the levels and the outcome in one transaction, and
+ * then tells the feed the job has ended.
  *
  * Stopping. DELETE raises the job's atomic cancel flag (a queued job is
  * cancelled at once); the generator stops at its next generation. At
@@ -46,9 +48,11 @@ struct job_rt {
 	uv_work_t work;
 	json_t *result;
 	sf_err err;
-	uv_mutex_t mu; /* guards latest and dirty, written by the worker */
+	uv_mutex_t mu; /* guards latest, dirty and pending, written by the worker */
 	ga_generation latest;
 	int dirty;
+	ga_generation *pending; /* every generation not yet handed to events.c */
+	size_t npending, pending_cap;
 	ga_generation shown; /* loop thread's copy */
 	job_rt *next, *prev;
 };
@@ -93,6 +97,7 @@ static void job_rt_free(job_rt *j)
 	if (j->params)
 		j->kind->params_free(j->params);
 	json_decref(j->result);
+	free(j->pending);
 	uv_mutex_destroy(&j->mu);
 	free(j);
 }
@@ -155,27 +160,56 @@ static job_rt *find_in(job_rt *list, const char *id)
 
 /* ---- running a job ---- */
 
+/* Generations queued for the loop at most: far more than it ever lags. */
+#define PENDING_MAX 65536
+
 static void job_progress(void *arg, const ga_generation *gen)
 {
 	job_rt *j = arg;
 	uv_mutex_lock(&j->mu);
 	j->latest = *gen;
 	j->dirty = 1;
+	if (j->npending == j->pending_cap && j->pending_cap < PENDING_MAX) {
+		size_t cap = j->pending_cap ? 2 * j->pending_cap : 16;
+		ga_generation *p = realloc(j->pending, cap * sizeof *p);
+		if (p) {
+			j->pending = p;
+			j->pending_cap = cap;
+		}
+	}
+	if (j->npending < j->pending_cap) /* else the event is lost, not the progress */
+		j->pending[j->npending++] = *gen;
 	uv_mutex_unlock(&j->mu);
 	uv_async_send(&j->svc->progress_async);
+}
+
+/*
+ * Takes what the worker reported since the last call (loop thread): the
+ * latest generation for GET /v1/jobs/{id}, and every generation, in order,
+ * for the job's event feed.
+ */
+static void job_take_progress(job_rt *j)
+{
+	uv_mutex_lock(&j->mu);
+	if (j->dirty) {
+		j->shown = j->latest;
+		j->dirty = 0;
+	}
+	ga_generation *gens = j->pending;
+	size_t n = j->npending;
+	j->pending = NULL;
+	j->npending = j->pending_cap = 0;
+	uv_mutex_unlock(&j->mu);
+	for (size_t i = 0; i < n; i++)
+		events_progress(j->svc, j->id, &gens[i]);
+	free(gens);
 }
 
 void jobs_on_progress(uv_async_t *a)
 {
 	service *svc = a->data;
-	for (job_rt *j = svc->running; j; j = j->next) {
-		uv_mutex_lock(&j->mu);
-		if (j->dirty) {
-			j->shown = j->latest;
-			j->dirty = 0;
-		}
-		uv_mutex_unlock(&j->mu);
-	}
+	for (job_rt *j = svc->running; j; j = j->next)
+		job_take_progress(j);
 }
 
 static void job_work(uv_work_t *w)
@@ -274,14 +308,12 @@ static void job_after(uv_work_t *w, int status)
 	const char *outcome =
 		j->result ? json_string_value(json_object_get(j->result, "status")) : NULL;
 	char detail[320];
+	int requeued = 0;
 	/* Evaluations the job computed, for later jobs and requests. */
 	if (evalcache_flush(svc->evals, svc->db, &err))
 		fprintf(stderr, "job %s: evaluation cache: %s\n", j->id, err.msg);
 	/* The last progress the generator reported becomes the job's record. */
-	uv_mutex_lock(&j->mu);
-	if (j->dirty)
-		j->shown = j->latest;
-	uv_mutex_unlock(&j->mu);
+	job_take_progress(j);
 	if (j->shown.generations && store_job_progress(svc->db, j->id, j->shown.generation,
 						       j->shown.generations, j->shown.best, &err))
 		fprintf(stderr, "job %s: store: %s\n", j->id, err.msg);
@@ -301,6 +333,7 @@ static void job_after(uv_work_t *w, int status)
 	} else if (j->cancel_reason == CANCEL_SHUTDOWN) {
 		rc = store_job_requeue(svc->db, j->id, &err);
 		log_job(j, "requeued", "reason=shutdown");
+		requeued = 1;
 	} else if (j->cancel_reason == CANCEL_USER) {
 		rc = store_job_cancelled(svc->db, j->id, &err);
 		log_job(j, "cancelled", NULL);
@@ -310,6 +343,8 @@ static void job_after(uv_work_t *w, int status)
 	}
 	if (rc)
 		fprintf(stderr, "job %s: store: %s\n", j->id, err.msg);
+	if (!requeued)
+		events_job_ended(svc, j->id); /* its watchers' streams end (events.c) */
 	job_rt_free(j);
 	jobs_pump(svc);
 }
@@ -323,6 +358,7 @@ static void jobs_pump(service *svc)
 		sf_err err;
 		if (store_job_started(svc->db, j->id, &err)) {
 			fprintf(stderr, "job %s: store: %s\n", j->id, err.msg);
+			events_job_ended(svc, j->id);
 			job_rt_free(j);
 			continue;
 		}
@@ -334,6 +370,7 @@ static void jobs_pump(service *svc)
 		if (uv_queue_work(svc->loop, &j->work, job_work, job_after)) {
 			running_remove(svc, j);
 			store_job_failed(svc->db, j->id, "the worker pool refused the job", &err);
+			events_job_ended(svc, j->id);
 			job_rt_free(j);
 		}
 	}
@@ -419,20 +456,25 @@ static json_t *job_json(service *svc, const store_job *job)
 	return doc;
 }
 
+int jobs_lookup(service *svc, http_req *r, const char *id, store_job *job)
+{
+	sf_err err = { 0 };
+	int found = store_get_job(svc->db, id, job, &err);
+	if (found < 0)
+		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
+	else if (!found)
+		respond_problem(r, 404, "not-found", "No such job", NULL, "no job with id '%s'",
+				id);
+	if (found != 1)
+		store_job_clear(job);
+	return found == 1;
+}
+
 static void respond_job(service *svc, http_req *r, int status, const char *id)
 {
 	store_job job = { 0 };
-	sf_err err = { 0 };
-	int found = store_get_job(svc->db, id, &job, &err);
-	if (found < 0) {
-		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
+	if (!jobs_lookup(svc, r, id, &job))
 		return;
-	}
-	if (!found) {
-		respond_problem(r, 404, "not-found", "No such job", NULL, "no job with id '%s'",
-				id);
-		return;
-	}
 	char location[64];
 	snprintf(location, sizeof location, "/v1/jobs/%s", job.id);
 	const char *headers[] = { "Cache-Control", "no-store", "Location", location, NULL };
@@ -643,6 +685,7 @@ void jobs_cancel(service *svc, http_req *r, const route_match *m)
 		if (store_job_cancelled(svc->db, id, &err))
 			fprintf(stderr, "job %s: store: %s\n", id, err.msg);
 		log_job(q, "cancelled", "while queued");
+		events_job_ended(svc, id);
 		job_rt_free(q);
 		respond_job(svc, r, 200, id);
 		return;

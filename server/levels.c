@@ -1,48 +1,175 @@
 /*
- * levels.c - GET /v1/levels/{id} and GET /v1/levels: stored levels.
+ * levels.c - GET /v1/levels/{id}, GET /v1/levels/{id}.svg and GET
+ * /v1/levels: stored levels and their pictures.
  *
  * Levels are immutable (the first document stored for an id wins), so a
  * level's strong ETag is a hash of its bytes and clients and caches may keep
- * it for a year.
+ * it for a year. The picture is a pure function of the document (the kind's
+ * level_svg hook, the same bytes on every machine), so it is just as
+ * immutable: drawn on the loop thread on the first request (well under a
+ * millisecond) and then answered from the response cache with its own ETag.
+ * GET /v1/levels/{id} answers the picture too when the Accept header prefers
+ * image/svg+xml to application/json (JSON on a tie or without Accept), and
+ * says Vary: Accept on both representations so that shared caches keep them
+ * apart; the .svg path always answers the picture.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../core/kinds.h"
 #include "service.h"
 
 #define LEVEL_MAX_AGE "public, max-age=31536000, immutable"
+#define SVG_TYPE "image/svg+xml"
+
+/*
+ * Finds level `id`'s document text in the response cache or the store and
+ * fills `hit` (valid until the next rcache_put). Returns 0, or -1 after
+ * answering the request with a problem (404 when there is no such level).
+ */
+static int level_text(service *svc, http_req *r, const char *id, rcache_hit *hit)
+{
+	char key[ROUTE_MAX_VALUE + 4];
+	snprintf(key, sizeof key, "L:%s", id);
+	if (rcache_get(svc->responses, key, hit))
+		return 0;
+	char *doc = NULL;
+	sf_err err = { 0 };
+	if (store_get_level(svc->db, id, &doc, &err)) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
+		return -1;
+	}
+	if (!doc) {
+		respond_problem(r, 404, "not-found", "No such level", NULL, "no level with id '%s'",
+				id);
+		return -1;
+	}
+	int rc = rcache_put(svc->responses, key, doc, strlen(doc), hit);
+	free(doc);
+	if (rc) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* Answers level `id`'s picture, with a Vary header when `vary` is not NULL. */
+static void answer_svg(service *svc, http_req *r, const char *id, const char *vary)
+{
+	char key[ROUTE_MAX_VALUE + 4];
+	snprintf(key, sizeof key, "S:%s", id);
+	rcache_hit hit;
+	if (rcache_get(svc->responses, key, &hit)) {
+		respond_cached_vary(r, &hit, SVG_TYPE, LEVEL_MAX_AGE, vary);
+		return;
+	}
+	if (level_text(svc, r, id, &hit))
+		return;
+	json_t *level = json_loadb(hit.body, hit.len, 0, NULL);
+	const sf_kind *kind = sf_kind_find(json_string_value(json_object_get(level, "kind")));
+	if (!kind || !kind->level_svg) {
+		respond_problem(r, 404, "not-found", "No picture", NULL,
+				"levels of kind '%s' have no picture",
+				kind ? kind->name : "(unknown)");
+		json_decref(level);
+		return;
+	}
+	sf_err err = { 0 };
+	char *svg = kind->level_svg(level, &err);
+	json_decref(level);
+	if (!svg) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "picture: %s", err.msg);
+		return;
+	}
+	int rc = rcache_put(svc->responses, key, svg, strlen(svg), &hit);
+	free(svg);
+	if (rc) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
+		return;
+	}
+	respond_cached_vary(r, &hit, SVG_TYPE, LEVEL_MAX_AGE, vary);
+}
+
+/*
+ * The quality an Accept header gives `type` ("image/svg+xml"): the q of its
+ * most specific matching range (type/subtype over type/ over the
+ * wildcard), 0 when none matches; 1 for every type when there is no header.
+ * q is read by hand (at most three decimals), not with strtod, whose
+ * decimal point follows the locale. A malformed q makes its range count 0.
+ */
+static int accept_q(const char *accept, const char *type)
+{
+	if (!accept)
+		return 1000;
+	const char *slash = strchr(type, '/');
+	size_t major = (size_t)(slash - type);
+	int best_spec = 0, best_q = 0;
+	for (const char *p = accept; *p;) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		const char *range = p;
+		while (*p && *p != ',' && *p != ';' && *p != ' ' && *p != '\t')
+			p++;
+		size_t len = (size_t)(p - range);
+		int q = 1000;
+		while (*p && *p != ',') { /* parameters: only q matters */
+			while (*p == ' ' || *p == '\t' || *p == ';')
+				p++;
+			if ((p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
+				const char *v = p + 2;
+				q = -1;
+				if (v[0] == '0' || v[0] == '1') {
+					q = (v[0] - '0') * 1000;
+					int scale = 100, i = 1;
+					if (v[1] == '.')
+						for (i = 2; v[i] >= '0' && v[i] <= '9' && scale;
+						     i++) {
+							q += (v[i] - '0') * scale;
+							scale /= 10;
+						}
+					if (q > 1000 || (v[i] && v[i] != ',' && v[i] != ';' &&
+							 v[i] != ' ' && v[i] != '\t'))
+						q = -1;
+				}
+			}
+			while (*p && *p != ',' && *p != ';')
+				p++;
+		}
+		int spec = 0;
+		if (len == 3 && !strncmp(range, "*/*", 3))
+			spec = 1;
+		else if (len == major + 2 && !strncasecmp(range, type, major + 1) &&
+			 range[major + 1] == '*')
+			spec = 2;
+		else if (len == strlen(type) && !strncasecmp(range, type, len))
+			spec = 3;
+		if (spec > best_spec) {
+			best_spec = spec;
+			best_q = q < 0 ? 0 : q;
+		}
+	}
+	return best_q;
+}
 
 void levels_get(service *svc, http_req *r, const route_match *m)
 {
 	const char *id = route_param(m, "id");
-	char key[ROUTE_MAX_VALUE + 4];
-	snprintf(key, sizeof key, "L:%s", id);
-	rcache_hit hit;
-	if (!rcache_get(svc->responses, key, &hit)) {
-		char *doc = NULL;
-		sf_err err = { 0 };
-		if (store_get_level(svc->db, id, &doc, &err)) {
-			respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s",
-					err.msg);
-			return;
-		}
-		if (!doc) {
-			respond_problem(r, 404, "not-found", "No such level", NULL,
-					"no level with id '%s'", id);
-			return;
-		}
-		int rc = rcache_put(svc->responses, key, doc, strlen(doc), &hit);
-		if (rc) {
-			free(doc);
-			respond_problem(r, 500, "internal", "Internal error", NULL,
-					"out of memory");
-			return;
-		}
-		free(doc);
+	const char *accept = http_req_header(r, "Accept");
+	if (accept && accept_q(accept, SVG_TYPE) > accept_q(accept, "application/json")) {
+		answer_svg(svc, r, id, "Accept");
+		return;
 	}
-	respond_cached(r, &hit, "application/json", LEVEL_MAX_AGE);
+	rcache_hit hit;
+	if (level_text(svc, r, id, &hit))
+		return;
+	respond_cached_vary(r, &hit, "application/json", LEVEL_MAX_AGE, "Accept");
+}
+
+void levels_svg(service *svc, http_req *r, const route_match *m)
+{
+	answer_svg(svc, r, route_param(m, "id"), NULL);
 }
 
 typedef struct filter_ctx {

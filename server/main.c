@@ -17,6 +17,7 @@ static const char usage[] =
 	"  evaluate   exactly evaluate one HP sequence on the square or cubic lattice:\n"
 	"             every conformation, the score histogram, star thresholds\n"
 	"  generate   run a level generator (a search) and print the levels it found\n"
+	"  picture    draw a level (or an evaluation) as an SVG picture\n"
 	"  serve      run the HTTP service: jobs, levels, evaluations, metrics\n"
 	"\n"
 	"Run 'starforge COMMAND --help' for a command's options.\n";
@@ -84,9 +85,11 @@ int main(int argc, char **argv)
 		return cli_generate(argc - 1, argv + 1);
 	if (!strcmp(cmd, "serve"))
 		return cli_serve(argc - 1, argv + 1);
+	if (!strcmp(cmd, "picture"))
+		return cli_picture(argc - 1, argv + 1);
 	fprintf(stderr,
-		"starforge: unknown command '%s' (allowed: evaluate, generate; see starforge "
-		"--help)\n",
+		"starforge: unknown command '%s' (allowed: evaluate, generate, picture, serve; "
+		"see starforge --help)\n",
 		cmd);
 	return CLI_USAGE;
 }

@@ -19,6 +19,7 @@
 #include "../core/kinds.h"
 #include "embedded.h"
 #include "service.h"
+#include "web.h"
 
 /* ---- responses ---- */
 
@@ -57,7 +58,16 @@ static int etag_matches(const char *inm, const char *etag)
 void respond_cached(http_req *r, const rcache_hit *hit, const char *content_type,
 		    const char *cache_control)
 {
-	const char *h[] = { "ETag", hit->etag, "Cache-Control", cache_control, NULL };
+	respond_cached_vary(r, hit, content_type, cache_control, NULL);
+}
+
+void respond_cached_vary(http_req *r, const rcache_hit *hit, const char *content_type,
+			 const char *cache_control, const char *vary)
+{
+	const char *vary_name = vary ? "Vary" : NULL; /* the list ends at NULL */
+	const char *h[] = {
+		"ETag", hit->etag, "Cache-Control", cache_control, vary_name, vary, NULL
+	};
 	if (etag_matches(http_req_header(r, "If-None-Match"), hit->etag))
 		http_respond(r, 304, NULL, "", 0, h);
 	else
@@ -255,14 +265,21 @@ static const route routes[] = {
 	{ "POST", "/v1/jobs", "jobs.submit", H(jobs_submit) },
 	{ "GET", "/v1/jobs", "jobs.list", H(jobs_list) },
 	{ "GET", "/v1/jobs/{id}", "jobs.get", H(jobs_get) },
+	{ "GET", "/v1/jobs/{id}/events", "jobs.events", H(events_stream) },
 	{ "DELETE", "/v1/jobs/{id}", "jobs.cancel", H(jobs_cancel) },
 	{ "GET", "/v1/levels", "levels.list", H(levels_list) },
+	{ "GET", "/v1/levels/{id}.svg", "levels.svg", H(levels_svg) },
 	{ "GET", "/v1/levels/{id}", "levels.get", H(levels_get) },
+	{ "GET", "/v1/evaluations/{lattice}/{sequence}.svg", "evaluations.svg",
+	  H(evaluations_svg) },
 	{ "GET", "/v1/evaluations/{lattice}/{sequence}", "evaluations.get", H(evaluations_get) },
 	{ "GET", "/healthz", "healthz", H(healthz) },
 	{ "GET", "/readyz", "readyz", H(readyz) },
 	{ "GET", "/metrics", "metrics", H(metrics_get) },
 	{ "GET", "/openapi.yaml", "openapi", H(openapi_get) },
+	{ "GET", "/", "web.index", H(web_index) },
+	{ "GET", "/web/{file}", "web.file", H(web_file) },
+	{ "POST", "/v1/{kind}/check", "kinds.check", H(kinds_check) },
 };
 
 /*
@@ -424,6 +441,7 @@ static void on_http_closed(void *arg)
 	store_close(svc->db);
 	svc->db = NULL;
 	jobs_free_queue(svc);
+	events_free(svc);
 	rcache_free(svc->responses);
 	svc->responses = NULL;
 	evalcache_free(svc->evals);
@@ -444,10 +462,11 @@ void service_stop(service *svc)
 		svc->stopping = 1;
 		if (svc->http)
 			http_server_quiesce(svc->http);
+		events_stop(svc); /* watchers must not hold the stop up */
 		jobs_stop_all(svc);
 	}
 	/* Finish once every running job is back (jobs.c calls again). */
-	if (svc->nrunning || svc->evaluations_running || !svc->http)
+	if (svc->nrunning || svc->evaluations_running || svc->checks_running || !svc->http)
 		return;
 	http_server *h = svc->http;
 	svc->http = NULL;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "../core/search/ga.h"
 #include "evalcache.h"
 #include "http.h"
 #include "metrics.h"
@@ -33,6 +34,7 @@ typedef struct service_config {
 } service_config;
 
 typedef struct job_rt job_rt;
+typedef struct ev_hub ev_hub;
 
 typedef struct service {
 	uv_loop_t *loop;
@@ -57,6 +59,10 @@ typedef struct service {
 	int nrunning;
 	/* evaluations.c */
 	int evaluations_running;
+	/* checks.c */
+	int checks_running;
+	/* events.c: live progress feeds and their watchers; NULL until first used */
+	ev_hub *events;
 } service;
 
 /* Starts the service on `loop` (store, migrations, requeue, HTTP). Returns 0 or a code with err
@@ -75,6 +81,13 @@ void service_stop(service *svc);
  */
 void respond_cached(http_req *r, const rcache_hit *hit, const char *content_type,
 		    const char *cache_control);
+
+/*
+ * The same, and when `vary` is not NULL a Vary header with it on both the
+ * 200 and the 304 (a representation chosen by content negotiation: "Accept").
+ */
+void respond_cached_vary(http_req *r, const rcache_hit *hit, const char *content_type,
+			 const char *cache_control, const char *vary);
 
 /* Answers with `doc` as JSON (consumes the reference) and extra headers (name, value, ..., NULL).
  */
@@ -108,12 +121,41 @@ void jobs_submit(service *svc, http_req *r, const route_match *m);
 void jobs_get(service *svc, http_req *r, const route_match *m);
 void jobs_list(service *svc, http_req *r, const route_match *m);
 void jobs_cancel(service *svc, http_req *r, const route_match *m);
+/*
+ * jobs.c: reads job `id` into *job for a handler. Returns 1 when found (the
+ * caller clears *job); 0 after answering 404 (no such job) or 500 (the store
+ * failed), *job cleared.
+ */
+int jobs_lookup(service *svc, http_req *r, const char *id, store_job *job);
 void levels_get(service *svc, http_req *r, const route_match *m);
+/* levels.c: GET /v1/levels/{id}.svg, the level's picture (the kind's level_svg). */
+void levels_svg(service *svc, http_req *r, const route_match *m);
 void levels_list(service *svc, http_req *r, const route_match *m);
 void evaluations_get(service *svc, http_req *r, const route_match *m);
+/* evaluations.c: GET /v1/evaluations/{lattice}/{sequence}.svg, its picture. */
+void evaluations_svg(service *svc, http_req *r, const route_match *m);
+/* checks.c: POST /v1/{kind}/check, through the kind's check operation. */
+void kinds_check(service *svc, http_req *r, const route_match *m);
 /* resources.c: route_match.arg is the route's sf_resource_kind. */
 void resources_upload(service *svc, http_req *r, const route_match *m);
 void resources_get(service *svc, http_req *r, const route_match *m);
+
+/*
+ * events.c: GET /v1/jobs/{id}/events, the job's progress as Server-Sent
+ * Events (an event per generation, then a final one); see events.c.
+ */
+void events_stream(service *svc, http_req *r, const route_match *m);
+/* events.c, from jobs.c on the loop thread: a generation of a queued or
+ * running job, in the order the generator reported them. */
+void events_progress(service *svc, const char *job_id, const ga_generation *gen);
+/* events.c, from jobs.c: the job left the scheduler (ended, or could not
+ * start) and the store has its state; appends the final event when that
+ * state is final and ends the job's streams once they have read it. */
+void events_job_ended(service *svc, const char *job_id);
+/* events.c: at the start of a stop: ends every stream (no new ones start). */
+void events_stop(service *svc);
+/* events.c: once the HTTP server is closed: frees the feeds and the hub. */
+void events_free(service *svc);
 
 /* jobs.c: queue the jobs the store says are pending (at start); count running/queued. */
 int jobs_resume_pending(service *svc, sf_err *err);

@@ -115,6 +115,8 @@ static void test_assets(void **state)
 		"schema/racetrack/level.schema.json",
 		"schema/racetrack/params.schema.json",
 		"schema/racetrack/puzzle.schema.json",
+		"schema/digger/level.schema.json",
+		"schema/digger/params.schema.json",
 		"schema/readiness.schema.json",
 		"schema/stars.schema.json",
 	};
@@ -127,12 +129,23 @@ static void test_assets(void **state)
 	assert_string_equal(sf_assets[0].name, "openapi.yaml");
 	for (size_t i = 2; i < sf_assets_count; i++)
 		assert_true(strcmp(sf_assets[i - 1].name, sf_assets[i].name) < 0);
+	/* Then the schemas (schema/ ... .json) and the dashboard (web/), each
+	 * sorted within its group, every one the same bytes as on disk. */
+	size_t web = 0;
 	for (size_t i = 1; i < sf_assets_count; i++) {
-		size_t n = strlen(sf_assets[i].name);
-		assert_memory_equal(sf_assets[i].name, "schema/", 7);
-		assert_string_equal(sf_assets[i].name + n - 5, ".json");
+		const char *name = sf_assets[i].name;
+		size_t n = strlen(name);
+		if (!strncmp(name, "web/", 4)) {
+			web++;
+		} else {
+			assert_int_equal(web, 0); /* no schema after the dashboard */
+			assert_memory_equal(name, "schema/", 7);
+			assert_string_equal(name + n - 5, ".json");
+		}
 		expect_same_as_file(&sf_assets[i]);
 	}
+	assert_non_null(find(sf_assets, sf_assets_count, "web/index.html"));
+	assert_true(web >= 3); /* index.html, app.js, style.css */
 }
 
 int main(void)

@@ -650,6 +650,57 @@ static void test_parse_strategy(void **state)
 	}
 }
 
+/* ---- lower is better, from bounds ---- */
+
+/*
+ * stars_lower_bounds(best, worst): [max(worst, best + 2), best + (one -
+ * best) / 2, best]. Worked by hand: best 10, worst 20 gives one 20, two
+ * 10 + 10 / 2 = 15; best 10, worst 13 gives two 10 + 3 / 2 = 11; bounds
+ * less than 2 apart widen one to best + 2 = 12 and two to 11.
+ */
+static void test_lower_bounds(void **state)
+{
+	(void)state;
+	static const int cases[][5] = {
+		/* best, worst, one, two, three */
+		{ 10, 20, 20, 15, 10 }, { 10, 13, 13, 11, 10 }, { 10, 12, 12, 11, 10 },
+		{ 10, 11, 12, 11, 10 }, { 10, 10, 12, 11, 10 }, { 0, 0, 2, 1, 0 },
+		{ 3, 100, 100, 51, 3 },
+	};
+	for (int i = 0; i < ARRAY_LEN(cases); i++) {
+		int t[3] = { SENTINEL[0], SENTINEL[1], SENTINEL[2] };
+		sf_err err = { 0 };
+		assert_int_equal(stars_lower_bounds(cases[i][0], cases[i][1], t, &err), 0);
+		if (t[0] != cases[i][2] || t[1] != cases[i][3] || t[2] != cases[i][4])
+			fail_msg("best %d worst %d: [%d,%d,%d], expected [%d,%d,%d]", cases[i][0],
+				 cases[i][1], t[0], t[1], t[2], cases[i][2], cases[i][3],
+				 cases[i][4]);
+		/* Strictly decreasing, and the stars each score earns. */
+		assert_true(t[0] > t[1] && t[1] > t[2]);
+		assert_int_equal(stars_earned_lower(t[2], t), 3);
+		assert_int_equal(stars_earned_lower(t[2] - 1, t), 3);
+		assert_int_equal(stars_earned_lower(t[2] + 1, t), 2);
+		assert_int_equal(stars_earned_lower(t[1], t), 2);
+		assert_int_equal(stars_earned_lower(t[1] + 1, t), 1);
+		assert_int_equal(stars_earned_lower(t[0], t), 1);
+		assert_int_equal(stars_earned_lower(t[0] + 1, t), 0);
+		/* The worst bound earns 3, 2 or 1 stars as it is 0, 1 or more above best. */
+		static const int at_worst[3] = { 3, 2, 1 };
+		int slack = cases[i][1] - cases[i][0];
+		assert_int_equal(stars_earned_lower(cases[i][1], t),
+				 at_worst[slack < 2 ? slack : 2]);
+	}
+	/* Refused, thresholds untouched. */
+	static const int bad[][2] = { { -1, 5 }, { 5, 4 }, { STARS_MAX_SCORES + 1, 1 << 30 } };
+	for (int i = 0; i < ARRAY_LEN(bad); i++) {
+		int t[3] = { SENTINEL[0], SENTINEL[1], SENTINEL[2] };
+		sf_err err = { 0 };
+		assert_int_equal(stars_lower_bounds(bad[i][0], bad[i][1], t, &err), SF_EINVAL);
+		assert_true(has_number(err.msg, bad[i][0]));
+		assert_memory_equal(t, SENTINEL, sizeof t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -667,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_empty_distribution),
 		cmocka_unit_test(test_bad_fractions),
 		cmocka_unit_test(test_parse_strategy),
+		cmocka_unit_test(test_lower_bounds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

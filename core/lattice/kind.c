@@ -4,6 +4,7 @@
 #include "../kinds.h"
 #include "puzzle.h"
 #include "puzzle_json.h"
+#include "svg.h"
 
 static void *lattice_params_parse(const json_t *params, sf_err *err)
 {
@@ -50,4 +51,5 @@ const sf_kind lat_kind_def = {
 	.params_parse = lattice_params_parse,
 	.params_free = lattice_params_free,
 	.generate = lattice_generate,
+	.level_svg = lat_level_svg,
 };

@@ -6,6 +6,7 @@
 #include "../kinds.h"
 #include "px.h"
 #include "search.h"
+#include "svg.h"
 
 /* sf_resource_kind.validate: a trace set in CSV or JSON, parsed whole. */
 static int px_validate(const char *body, size_t len, const char *format, json_t **summary,
@@ -135,4 +136,5 @@ const sf_kind trk_kind_def = {
 	.generate = racetrack_generate,
 	.params_resource = racetrack_params_resource,
 	.resource = &px_resource,
+	.level_svg = trk_level_svg,
 };

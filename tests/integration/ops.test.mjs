@@ -93,13 +93,23 @@ test('openapi.yaml describes exactly the routes of the route table', () => {
   assert.ok(table.length >= 9, `found ${table.length} routes in server/service.c`);
   // ...and two for every uploaded-resource type a kind declares
   // (core/<kind>/kind.c: `.collection = "px-models"`, served by server/resources.c).
+  // The generic POST /v1/{kind}/check is described once per kind with a
+  // check operation (core/<kind>/kind.c: `.check = ...`).
   const core = path.join(ROOT, 'core');
+  const checking = [];
   for (const dir of fs.readdirSync(core)) {
     const kind = path.join(core, dir, 'kind.c');
     if (!fs.existsSync(kind)) continue;
-    for (const [, c] of fs.readFileSync(kind, 'utf8').matchAll(/\.collection = "([^"]+)"/g))
+    const text = fs.readFileSync(kind, 'utf8');
+    for (const [, c] of text.matchAll(/\.collection = "([^"]+)"/g))
       table.push(`post /v1/${c}`, `get /v1/${c}/{name}`);
+    if (/\.check = /.test(text)) checking.push(/\.name = "([^"]+)"/.exec(text)[1]);
   }
+  for (const route of table.filter((r) => r.includes('{kind}'))) {
+    table.splice(table.indexOf(route), 1);
+    for (const kind of checking) table.push(route.replace('{kind}', kind));
+  }
+  assert.ok(table.includes('post /v1/digger/check'), 'the digger kind has a check operation');
   assert.ok(table.includes('post /v1/px-models'), 'the racetrack kind declares px-models');
   // The paths of openapi.yaml: "  /path:" then "    method:" lines.
   const yaml = fs.readFileSync(path.join(ROOT, 'openapi.yaml'), 'utf8');

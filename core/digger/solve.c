@@ -1,0 +1,654 @@
+/*
+ * solve.c - the exhaustive solver: a best-first search over taps from the
+ * start that returns the fewest taps collecting all the gold.
+ *
+ * The solver knows no rules. Every transition is dig_arrow_do() on a state
+ * the solver rebuilt, followed by dig_arrow_undo(); it is therefore an
+ * independent oracle for the generator (which records its own solution) and
+ * agrees with the engine by construction. (It skips, without asking the
+ * engine, only slots with no uses or whose line holds no unfrozen machine
+ * that could step off it onto the grid: taps the engine always refuses.)
+ *
+ * Search order. Plain breadth-first search visits every state closer than
+ * the optimum: millions on a 9x5 grid with six machines. So states are
+ * expanded in order of f = taps so far (g) + a lower bound on the taps
+ * still needed (A*, which is breadth-first search layered by f instead of
+ * g). The bound: a machine moves at most one cell per tap, and only along
+ * arrows that still have uses (or that unspent treasure may give back), so
+ * the gold whose nearest machine is farthest away, counted in such steps
+ * (one breadth-first search over 64-bit cell sets from all machines at
+ * once), needs at least that many taps. It drops by at most one per tap, so the
+ * first time a state is expanded it was reached in the fewest taps, and the
+ * first winning state expanded is an optimum.
+ *
+ * Pruning, every rule of it safe: a state is never stored when it cannot
+ * win (no turns left; the bound exceeds the turns or the arrow uses that
+ * remain, counting what unspent cells can still give; some gold has no
+ * machine that can still reach it), or when it is dominated: another
+ * stored state has the same positions, gold, terrain state and path
+ * history, was reached in no more taps, and has at least as many turns
+ * left and at least as many uses on every arrow, so it can do everything
+ * this one can, sooner. DIG_UNSOLVABLE therefore means the whole reachable
+ * space was exhausted.
+ *
+ * What terrain cells can give is learnt by probing, not by testing types:
+ * dig_terrain_gift (terrain.c) runs each cell's on_enter hook once on a
+ * copy of the start state and reports the arrow uses and turns it added
+ * and whether it set the cell's spent bit (then the gift is one-shot). This
+ * relies on what every module does, and tests/test_digger_terrain.c checks
+ * for each: a gift is one-shot, and a hook changes only its own cell's
+ * spent bit and web_left, arrow uses, frozen and turns_left.
+ *
+ * States are stored as compact canonical keys, not as dig_state (about 190
+ * bytes). A key is a "rest" part, then the uses of the live slots (usable
+ * at the start or given by some cell), each part padded to whole 64-bit
+ * words. The rest holds only what can affect the future: positions; prev[]
+ * only under no_shuffle; visited[] (as bits of the grid) only under
+ * no_backtrack; the gold still there (bits over the initial gold cells);
+ * the spent bits of one-shot cells; web_left of cells that start non-zero;
+ * frozen. Two fields stay out of the key on purpose: turns_used is the
+ * node's g, and turns_left is a function of g and the key (the budget,
+ * minus g, plus what spent cells gave), so the same key reached in more
+ * taps is dominated. Both are stored per node so that the state is rebuilt
+ * exactly.
+ *
+ * Nodes live in arrays (key bytes, parent, tap, g, turns_left, and a link
+ * to the previous node with the same rest). Open nodes wait in one LIFO
+ * bucket per f value (LIFO favours deep nodes among equals, which reach a
+ * win sooner). Two open-addressing tables of 64-bit entries (32 bits of
+ * hash, 32 bits of node index, linear probing, grown at half load) find a
+ * key's node and a rest's newest node. The search stops with DIG_UNKNOWN
+ * when one more distinct state would pass max_states.
+ */
+#include "digger.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "terrain.h"
+
+#define KEY_MAX 192 /* bytes; the largest key (6 machines, every rule, 64 cells) is 176 */
+#define F_MAX (DIG_MAX_TURNS + DIG_MAX_CELLS + 1) /* f = g + bound, bound <= cells */
+#define EXPANDED 1u                               /* node flag: expanded (closed) */
+#define NO_NODE UINT32_MAX
+#define CHAIN_MAX 64 /* stored states compared per new state for dominance */
+
+/* A growable stack of node indices: one bucket of open nodes. */
+typedef struct bucket {
+	uint32_t *node;
+	uint32_t len, cap;
+} bucket;
+
+/* An open-addressing table: 0 empty, else (hash >> 32) << 32 | (node + 1). */
+typedef struct table {
+	uint64_t *slot;
+	uint64_t mask;
+	uint32_t used;
+	int len; /* key bytes compared: the whole key or the rest */
+} table;
+
+/* The level's key layout and what its terrain can give, then the search. */
+typedef struct solver {
+	const dig_level *lv;
+	int machines;
+	int cells;
+	int cell_bytes; /* bytes of one packed visited set */
+	int rest_len;   /* bytes of the rest part, a multiple of 8 */
+	int key_len;    /* rest_len + the uses part, a multiple of 8 */
+	int ngold;
+	uint8_t gold_cell[DIG_MAX_CELLS];
+	int nspent; /* one-shot cells: their spent bits are in the key */
+	uint8_t spent_cell[DIG_MAX_CELLS];
+	int nlive;
+	uint8_t live_slot[DIG_MAX_ARROWS];
+	int nweb;
+	uint8_t web_cell[DIG_MAX_CELLS];
+	int ngift; /* cells whose first visit gives uses or turns */
+	uint8_t gift_cell[DIG_MAX_CELLS];
+	uint32_t gives[DIG_MAX_CELLS]; /* slots given one more use */
+	int gain[DIG_MAX_CELLS];       /* turns given */
+	bool one_shot[DIG_MAX_CELLS];  /* the gift ends once the cell is spent */
+	uint64_t line[DIG_MAX_ARROWS]; /* cells slot i acts on that can step its way */
+	uint64_t grid;                 /* every cell */
+	dig_state start;
+
+	/* nodes */
+	uint8_t *keys;
+	uint32_t *parent;
+	uint32_t *same_rest; /* the previous node with the same rest, or NO_NODE */
+	uint8_t *tap;
+	uint8_t *g;     /* taps from the start */
+	uint8_t *flags; /* EXPANDED */
+	int16_t *turns_left;
+	uint32_t count, cap;
+	bucket open[F_MAX];
+	table by_key, by_rest;
+} solver;
+
+/* ---- keys ---- */
+
+static void put_bit(uint8_t *key, int bit, bool on)
+{
+	if (on)
+		key[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+}
+
+static bool get_bit(const uint8_t *key, int bit)
+{
+	return (key[bit >> 3] >> (bit & 7)) & 1u;
+}
+
+/* Packs the parts of `s` that matter into key[0, key_len). */
+static void encode(const solver *sv, const dig_state *s, uint8_t *key)
+{
+	const dig_rules *r = &sv->lv->rules;
+	memset(key, 0, (size_t)sv->key_len);
+	uint8_t *p = key;
+	memcpy(p, s->pos, (size_t)sv->machines);
+	p += sv->machines;
+	if (r->no_shuffle) {
+		memcpy(p, s->prev, (size_t)sv->machines);
+		p += sv->machines;
+	}
+	if (r->no_backtrack) {
+		for (int m = 0; m < sv->machines; m++)
+			for (int b = 0; b < sv->cell_bytes; b++)
+				*p++ = (uint8_t)(s->visited[m] >> (8 * b));
+	}
+	int bit = 0;
+	for (int i = 0; i < sv->ngold; i++, bit++)
+		put_bit(p, bit, (s->gold >> sv->gold_cell[i]) & 1u);
+	for (int i = 0; i < sv->nspent; i++, bit++)
+		put_bit(p, bit, (s->spent >> sv->spent_cell[i]) & 1u);
+	p += (bit + 7) / 8;
+	for (int i = 0; i < sv->nweb; i++)
+		*p++ = s->web_left[sv->web_cell[i]];
+	*p = s->frozen;
+	p = key + sv->rest_len;
+	for (int i = 0; i < sv->nlive; i++)
+		p[i] = s->uses[sv->live_slot[i]];
+}
+
+/* Rebuilds the state of `key` reached in g taps with `turns_left` left. */
+static void decode(const solver *sv, const uint8_t *key, int g, int turns_left, dig_state *s)
+{
+	const dig_rules *r = &sv->lv->rules;
+	*s = sv->start;
+	const uint8_t *p = key;
+	memcpy(s->pos, p, (size_t)sv->machines);
+	p += sv->machines;
+	if (r->no_shuffle) {
+		memcpy(s->prev, p, (size_t)sv->machines);
+		p += sv->machines;
+	}
+	if (r->no_backtrack) {
+		for (int m = 0; m < sv->machines; m++) {
+			uint64_t v = 0;
+			for (int b = 0; b < sv->cell_bytes; b++)
+				v |= (uint64_t)*p++ << (8 * b);
+			s->visited[m] = v;
+		}
+	}
+	int bit = 0, collected = 0;
+	s->gold = 0;
+	for (int i = 0; i < sv->ngold; i++, bit++) {
+		if (get_bit(p, bit))
+			s->gold |= UINT64_C(1) << sv->gold_cell[i];
+		else
+			collected++;
+	}
+	s->spent = 0;
+	for (int i = 0; i < sv->nspent; i++, bit++)
+		if (get_bit(p, bit))
+			s->spent |= UINT64_C(1) << sv->spent_cell[i];
+	p += (bit + 7) / 8;
+	for (int i = 0; i < sv->nweb; i++)
+		s->web_left[sv->web_cell[i]] = *p++;
+	s->frozen = *p;
+	p = key + sv->rest_len;
+	for (int i = 0; i < sv->nlive; i++)
+		s->uses[sv->live_slot[i]] = p[i];
+	s->next_gold = (uint8_t)(1 + collected);
+	s->turns_used = (int16_t)g;
+	s->turns_left = (int16_t)turns_left;
+}
+
+/* Mixes whole 64-bit words of key[0, len) into h (len a multiple of 8). */
+static uint64_t hash_run(uint64_t h, const uint8_t *key, int len)
+{
+	for (int i = 0; i < len; i += 8) {
+		uint64_t w;
+		memcpy(&w, key + i, 8);
+		h ^= w * 0xbf58476d1ce4e5b9ULL;
+		h = (h << 27 | h >> 37) * 0x94d049bb133111ebULL;
+	}
+	return h;
+}
+
+static uint64_t hash_end(uint64_t h)
+{
+	h ^= h >> 31;
+	h *= 0xd6e8feb86659fd93ULL;
+	h ^= h >> 32;
+	return h;
+}
+
+#define HASH_SEED 0x9e3779b97f4a7c15ULL
+
+/* ---- node storage ---- */
+
+static const uint8_t *key_of(const solver *sv, uint32_t n)
+{
+	return sv->keys + (size_t)n * (size_t)sv->key_len;
+}
+
+/* Reallocates array sv->field to n items, or returns SF_ENOMEM (the old one kept). */
+#define RESIZE(sv, field, n)                                                           \
+	do {                                                                           \
+		void *grown = realloc((sv)->field, (size_t)(n) * sizeof *(sv)->field); \
+		if (!grown)                                                            \
+			return SF_ENOMEM;                                              \
+		(sv)->field = grown;                                                   \
+	} while (0)
+
+/* Doubles the node arrays (or makes them); SF_ENOMEM leaves them usable. */
+static int grow_nodes(solver *sv)
+{
+	uint32_t cap = sv->cap ? sv->cap * 2 : 4096;
+	RESIZE(sv, keys, (size_t)cap * (size_t)sv->key_len);
+	RESIZE(sv, parent, cap);
+	RESIZE(sv, same_rest, cap);
+	RESIZE(sv, tap, cap);
+	RESIZE(sv, g, cap);
+	RESIZE(sv, flags, cap);
+	RESIZE(sv, turns_left, cap);
+	sv->cap = cap;
+	return 0;
+}
+
+/*
+ * The slot of `t` holding the node whose first t->len key bytes equal
+ * key's (hash h), or the empty slot where it would go. The high 32 bits of
+ * the hash both place an entry and are kept in it, so the table can grow
+ * without touching the keys.
+ */
+static uint64_t *table_slot(const solver *sv, const table *t, const uint8_t *key, uint64_t h)
+{
+	for (uint64_t i = (h >> 32) & t->mask;; i = (i + 1) & t->mask) {
+		uint64_t e = t->slot[i];
+		if (!e)
+			return &t->slot[i];
+		if (e >> 32 == h >> 32 &&
+		    memcmp(key_of(sv, (uint32_t)e - 1), key, (size_t)t->len) == 0)
+			return &t->slot[i];
+	}
+}
+
+static uint64_t entry(uint64_t h, uint32_t node)
+{
+	return (h >> 32) << 32 | (uint64_t)(node + 1);
+}
+
+/* Doubles `t` (or makes it) and re-inserts its entries. */
+static int grow_table(table *t)
+{
+	uint64_t size = t->slot ? (t->mask + 1) * 2 : 8192;
+	uint64_t *slot = calloc(size, sizeof *slot);
+	if (!slot)
+		return SF_ENOMEM;
+	for (uint64_t i = 0; t->slot && i <= t->mask; i++) {
+		uint64_t e = t->slot[i];
+		if (!e)
+			continue;
+		uint64_t j = (e >> 32) & (size - 1);
+		while (slot[j])
+			j = (j + 1) & (size - 1);
+		slot[j] = e;
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->mask = size - 1;
+	return 0;
+}
+
+static int push(bucket *b, uint32_t node)
+{
+	if (b->len == b->cap) {
+		uint32_t cap = b->cap ? b->cap * 2 : 256;
+		uint32_t *p = realloc(b->node, (size_t)cap * sizeof *p);
+		if (!p)
+			return SF_ENOMEM;
+		b->node = p;
+		b->cap = cap;
+	}
+	b->node[b->len++] = node;
+	return 0;
+}
+
+static void solver_free(solver *sv)
+{
+	free(sv->keys);
+	free(sv->parent);
+	free(sv->same_rest);
+	free(sv->tap);
+	free(sv->g);
+	free(sv->flags);
+	free(sv->turns_left);
+	free(sv->by_key.slot);
+	free(sv->by_rest.slot);
+	for (int f = 0; f < F_MAX; f++)
+		free(sv->open[f].node);
+}
+
+/* ---- the level ---- */
+
+/* Records what a first visit to cell c gives (see the design note above). */
+static void probe(solver *sv, int c)
+{
+	dig_gift gift;
+	dig_terrain_gift(sv->lv, &sv->start, c, &gift);
+	sv->gives[c] = gift.slots;
+	sv->gain[c] = gift.turns;
+	sv->one_shot[c] = gift.one_shot;
+	if (sv->gives[c] || sv->gain[c])
+		sv->gift_cell[sv->ngift++] = (uint8_t)c;
+	if (sv->one_shot[c])
+		sv->spent_cell[sv->nspent++] = (uint8_t)c;
+}
+
+/* Works out the key layout of sv->lv, what its cells give and its moves. */
+static void layout(solver *sv)
+{
+	const dig_level *lv = sv->lv;
+	int slots = dig_slots(lv);
+	sv->machines = lv->machines;
+	sv->cells = lv->w * lv->h;
+	sv->cell_bytes = (sv->cells + 7) / 8;
+	dig_state_init(lv, &sv->start);
+	uint32_t live = 0;
+	for (int i = 0; i < slots; i++)
+		if (lv->arrow[i].uses > 0)
+			live |= UINT32_C(1) << i;
+	for (int c = 0; c < sv->cells; c++) {
+		if (lv->gold[c])
+			sv->gold_cell[sv->ngold++] = (uint8_t)c;
+		probe(sv, c);
+		live |= sv->gives[c];
+		if (sv->start.web_left[c])
+			sv->web_cell[sv->nweb++] = (uint8_t)c;
+	}
+	sv->grid = sv->cells == 64 ? UINT64_MAX : (UINT64_C(1) << sv->cells) - 1;
+	for (int i = 0; i < slots; i++) {
+		if ((live >> i) & 1u)
+			sv->live_slot[sv->nlive++] = (uint8_t)i;
+		for (uint64_t l = dig_slot_line(lv, i); l; l &= l - 1) {
+			int c = __builtin_ctzll(l);
+			if (dig_step(lv, c, lv->arrow[i].dir) >= 0)
+				sv->line[i] |= UINT64_C(1) << c;
+		}
+	}
+	int rest = sv->machines * (1 + lv->rules.no_shuffle) +
+		   (lv->rules.no_backtrack ? sv->machines * sv->cell_bytes : 0) +
+		   (sv->ngold + sv->nspent + 7) / 8 + sv->nweb + 1;
+	sv->rest_len = (rest + 7) & ~7;
+	sv->key_len = sv->rest_len + ((sv->nlive + 7) & ~7);
+}
+
+/* ---- the bound ---- */
+
+/* The cells one step from `from` in direction dir (from must only hold
+ * cells whose step stays on the grid). */
+static uint64_t shift(const solver *sv, uint64_t from, int dir)
+{
+	switch (dir) {
+	case DIG_UP:
+		return from >> sv->lv->w;
+	case DIG_RIGHT:
+		return from << 1;
+	case DIG_DOWN:
+		return from << sv->lv->w;
+	default:
+		return from >> 1;
+	}
+}
+
+/*
+ * A lower bound on the taps `s` still needs to win (0 when won), or -1 when
+ * it cannot win at all (see the design note). The distances are found by
+ * one breadth-first search over cell sets (64-bit words) from every
+ * machine at once: a machine may step in direction d from the cells some
+ * usable arrow pointing d acts on. Other machines, terrain and path rules
+ * are ignored, so it never overestimates; a gold not reached at all is
+ * unreachable for good.
+ */
+static int bound(const solver *sv, const dig_state *s)
+{
+	if (s->gold == 0)
+		return 0;
+	if (s->turns_left <= 0)
+		return -1; /* no tap is valid, so nothing more can be given either */
+	int turns = s->turns_left, uses = 0;
+	uint32_t usable = 0;
+	for (int i = 0; i < sv->nlive; i++) {
+		int slot = sv->live_slot[i];
+		uses += s->uses[slot];
+		usable |= (uint32_t)(s->uses[slot] != 0) << slot;
+	}
+	for (int i = 0; i < sv->ngift; i++) {
+		int c = sv->gift_cell[i];
+		if (sv->one_shot[c] && ((s->spent >> c) & 1u))
+			continue;
+		turns += sv->gain[c];
+		for (uint32_t b = sv->gives[c]; b; b &= b - 1)
+			uses++;
+		usable |= sv->gives[c];
+	}
+	uint64_t can[4] = { 0, 0, 0, 0 }; /* cells a machine can leave in dir d */
+	for (uint32_t b = usable; b; b &= b - 1) {
+		int slot = __builtin_ctz(b);
+		can[sv->lv->arrow[slot].dir] |= sv->line[slot];
+	}
+	uint64_t reached = 0;
+	for (int m = 0; m < sv->machines; m++)
+		reached |= UINT64_C(1) << s->pos[m];
+	/* Layer k of the search holds the cells some machine can stand on
+	 * after k taps; a gold is done once its layer is found (gold under a
+	 * machine counts from layer 1: it needs a step back in). */
+	uint64_t left = s->gold;
+	int far = 0;
+	while (left) {
+		uint64_t next = reached;
+		for (int d = 0; d < 4; d++)
+			next |= shift(sv, reached & can[d], d);
+		if (next == reached)
+			return -1;
+		far++;
+		left &= ~next;
+		reached = next;
+	}
+	if (far > turns || far > uses)
+		return -1;
+	return far;
+}
+
+/* ---- search ---- */
+
+/* Writes the taps leading to node n, then `last` when last >= 0, into out. */
+static void write_path(const solver *sv, uint32_t n, int last, dig_solve_result *out)
+{
+	int depth = sv->g[n];
+	out->status = DIG_SOLVED;
+	out->turns = depth + (last >= 0);
+	if (last >= 0)
+		out->taps[depth] = (uint8_t)last;
+	for (int d = depth - 1; d >= 0; d--) {
+		out->taps[d] = sv->tap[n];
+		n = sv->parent[n];
+	}
+}
+
+/* Does node a have at least key's uses on every live slot? */
+static bool uses_cover(const solver *sv, uint32_t a, const uint8_t *key)
+{
+	const uint8_t *ua = key_of(sv, a) + sv->rest_len, *ub = key + sv->rest_len;
+	for (int i = 0; i < sv->nlive; i++)
+		if (ua[i] < ub[i])
+			return false;
+	return true;
+}
+
+/*
+ * Offers the state `st` (with key `key`), reached from node `from` with tap
+ * `slot` in g taps: stores and queues it at f = g + its bound (never below
+ * the current f) unless the same key was reached in as few taps, a stored
+ * state dominates it, or it cannot win; a known key reached in fewer taps
+ * is updated in place and queued again. The bound is computed only for
+ * states that get that far. 0, 1 when one more state would pass
+ * max_states, or SF_ENOMEM.
+ */
+static int offer(solver *sv, const uint8_t *key, const dig_state *st, uint32_t from, int slot,
+		 int g, int f, uint64_t max_states)
+{
+	int left = st->turns_left;
+	uint64_t run = hash_run(HASH_SEED, key, sv->rest_len);
+	uint64_t h_rest = hash_end(run);
+	uint64_t h_key = hash_end(hash_run(run, key + sv->rest_len, sv->key_len - sv->rest_len));
+	uint64_t *at_key = table_slot(sv, &sv->by_key, key, h_key);
+	uint32_t n;
+	int b;
+	if (*at_key) {
+		n = (uint32_t)*at_key - 1;
+		if ((sv->flags[n] & EXPANDED) || sv->g[n] <= g || (b = bound(sv, st)) < 0)
+			return 0;
+	} else {
+		uint64_t *at_rest = table_slot(sv, &sv->by_rest, key, h_rest);
+		uint32_t head = *at_rest ? (uint32_t)*at_rest - 1 : NO_NODE;
+		int seen = 0;
+		for (uint32_t a = head; a != NO_NODE && seen < CHAIN_MAX;
+		     a = sv->same_rest[a], seen++)
+			if (sv->g[a] <= g && sv->turns_left[a] >= left && uses_cover(sv, a, key))
+				return 0;
+		if ((b = bound(sv, st)) < 0)
+			return 0;
+		if (sv->count >= max_states)
+			return 1;
+		int rc;
+		if (sv->count == sv->cap && (rc = grow_nodes(sv)) != 0)
+			return rc;
+		n = sv->count++;
+		memcpy(sv->keys + (size_t)n * (size_t)sv->key_len, key, (size_t)sv->key_len);
+		sv->same_rest[n] = head;
+		sv->by_rest.used += head == NO_NODE;
+		*at_rest = entry(h_rest, n);
+		*at_key = entry(h_key, n);
+		sv->by_key.used++;
+		if ((uint64_t)sv->by_key.used * 2 > sv->by_key.mask &&
+		    (rc = grow_table(&sv->by_key)) != 0)
+			return rc;
+		if ((uint64_t)sv->by_rest.used * 2 > sv->by_rest.mask &&
+		    (rc = grow_table(&sv->by_rest)) != 0)
+			return rc;
+	}
+	sv->parent[n] = from;
+	sv->tap[n] = (uint8_t)slot;
+	sv->g[n] = (uint8_t)g;
+	sv->flags[n] = 0;
+	sv->turns_left[n] = (int16_t)left;
+	int nf = g + b < f ? f : g + b;
+	return push(&sv->open[nf < F_MAX ? nf : F_MAX - 1], n);
+}
+
+/*
+ * Searches for the fewest taps that collect all the gold of `lv`. Fills
+ * `out`: status DIG_SOLVED with turns and taps (one optimal sequence,
+ * replayable with dig_replay), DIG_UNSOLVABLE when every reachable state
+ * was explored without a win, DIG_UNKNOWN when storing one more distinct
+ * state would pass `max_states` (also when a win would need more than
+ * DIG_MAX_TURNS taps); out->states counts the states expanded. Returns 0 in
+ * all three cases, SF_EINVAL when `lv` fails dig_level_check, SF_ENOMEM
+ * when memory runs out (err says so). Memory: about key bytes + 40 per
+ * stored state (keys are mostly 16..48 bytes).
+ */
+int dig_solve(const dig_level *lv, uint64_t max_states, dig_solve_result *out, sf_err *err)
+{
+	uint8_t key[KEY_MAX];
+	dig_state s;
+	dig_cmd cmd;
+	bool cut = false; /* a state was left unexpanded at DIG_MAX_TURNS taps */
+	memset(out, 0, sizeof *out);
+	out->status = DIG_UNKNOWN;
+	int rc = dig_level_check(lv, err);
+	if (rc != 0)
+		return rc;
+	if (max_states > UINT32_MAX - 1)
+		max_states = UINT32_MAX - 1;
+	solver sv = { .lv = lv };
+	layout(&sv);
+	sv.by_key.len = sv.key_len;
+	sv.by_rest.len = sv.rest_len;
+	if (grow_nodes(&sv) != 0 || grow_table(&sv.by_key) != 0 || grow_table(&sv.by_rest) != 0)
+		goto fail;
+	if (bound(&sv, &sv.start) < 0) {
+		out->status = DIG_UNSOLVABLE;
+		goto done;
+	}
+	encode(&sv, &sv.start, key);
+	if ((rc = offer(&sv, key, &sv.start, 0, 0, 0, 0, max_states)) != 0)
+		goto stop;
+	for (int f = 0; f < F_MAX; f++) {
+		bucket *open = &sv.open[f];
+		while (open->len > 0) {
+			uint32_t n = open->node[--open->len];
+			if (sv.flags[n] & EXPANDED)
+				continue;
+			int g = sv.g[n];
+			sv.flags[n] |= EXPANDED;
+			decode(&sv, key_of(&sv, n), g, sv.turns_left[n], &s);
+			out->states++;
+			if (dig_won(&s)) {
+				write_path(&sv, n, -1, out);
+				goto done;
+			}
+			if (g >= DIG_MAX_TURNS) {
+				cut = true;
+				continue;
+			}
+			/* A slot whose line holds no machine free to step its way
+			 * cannot move anybody: skip it without asking the engine. */
+			uint64_t movable = 0;
+			for (int m = 0; m < lv->machines; m++)
+				if (!((s.frozen >> m) & 1u))
+					movable |= UINT64_C(1) << s.pos[m];
+			for (int i = 0; i < sv.nlive; i++) {
+				int slot = sv.live_slot[i];
+				if (s.uses[slot] == 0 || !(movable & sv.line[slot]) ||
+				    dig_arrow_do(lv, &s, slot, &cmd) != 0)
+					continue;
+				if (dig_won(&s) && g + 1 <= f) {
+					/* Nothing open can win in fewer taps. */
+					write_path(&sv, n, slot, out);
+					goto done;
+				}
+				encode(&sv, &s, key);
+				rc = offer(&sv, key, &s, n, slot, g + 1, f, max_states);
+				dig_arrow_undo(&s, &cmd);
+				if (rc != 0)
+					goto stop;
+			}
+		}
+	}
+	out->status = cut ? DIG_UNKNOWN : DIG_UNSOLVABLE;
+	goto done;
+stop:
+	if (rc != 1)
+		goto fail;
+	/* rc == 1: the state budget is spent; out->status stays DIG_UNKNOWN. */
+done:
+	solver_free(&sv);
+	return 0;
+fail:
+	out->status = DIG_UNKNOWN;
+	rc = sf_err_set(err, SF_ENOMEM, "solver: out of memory after %u states", sv.count);
+	solver_free(&sv);
+	return rc;
+}

@@ -1,0 +1,751 @@
+/*
+ * test_digger_gen.c - the digger generator (core/digger/generate.c,
+ * gen_walk.c, gen_quality.c) and the terrain modules' generation hooks.
+ *
+ * The solver is the oracle: every generated puzzle, for every preset and
+ * many seeds, must pass dig_level_check, replay its recorded solution to
+ * all gold within the budget, and carry a solver proof (DIG_SOLVED, no more
+ * taps than recorded) whose own taps replay too. The quality checks are
+ * tested one by one on hand-made traces built to break exactly one rule,
+ * and each hindsight hook on a trace where its placement is forced (p = 1)
+ * and must both keep the solution working and actually matter.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "digger/digger.h"
+#include "digger/terrain.h"
+
+#define SEEDS 40
+
+/* ---- helpers ---- */
+
+/* Bit of the quality check called `name` in dig_quality_fails' result. */
+static uint32_t check_bit(const char *name)
+{
+	for (int i = 0; i < dig_quality_count(); i++)
+		if (strcmp(dig_quality_name(i), name) == 0)
+			return 1u << i;
+	fail_msg("no quality check is named \"%s\"", name);
+	return 0;
+}
+
+/* A w x h level of plain mud, arrows into the grid and hidden, one machine
+ * at `start`, no gold. */
+static void plain_level(dig_level *lv, int w, int h, int start)
+{
+	memset(lv, 0, sizeof *lv);
+	lv->w = w;
+	lv->h = h;
+	lv->machines = 1;
+	lv->start[0] = (uint8_t)start;
+	for (int i = 0; i < dig_slots(lv); i++)
+		lv->arrow[i].dir = (uint8_t)dig_slot_default_dir(lv, i);
+}
+
+/* Gives every arrow exactly the uses `taps` need and the budget their
+ * count, then records the trace. */
+static void fit_and_trace(dig_level *lv, const uint8_t *taps, int n, dig_trace *tr)
+{
+	for (int i = 0; i < dig_slots(lv); i++)
+		lv->arrow[i].uses = 0;
+	for (int i = 0; i < n; i++)
+		lv->arrow[taps[i]].uses++;
+	lv->turns = n;
+	sf_err err = { 0 };
+	if (dig_trace_build(lv, taps, n, tr, &err) != 0)
+		fail_msg("trace: %s", err.msg);
+}
+
+static int gold_count(const dig_level *lv)
+{
+	int n = 0;
+	for (int c = 0; c < lv->w * lv->h; c++)
+		n += lv->gold[c] != 0;
+	return n;
+}
+
+/* Replays `taps` on lv and fails the test unless all gold is collected. */
+static void assert_replays(const dig_level *lv, const uint8_t *taps, int n, const char *what)
+{
+	sf_err err = { 0 };
+	int gold = -1, turns = -1;
+	if (dig_replay(lv, taps, n, &gold, &turns, &err) != 0)
+		fail_msg("%s: replay: %s", what, err.msg);
+	if (gold != gold_count(lv) || turns != n)
+		fail_msg("%s: replay collected %d of %d gold in %d taps", what, gold,
+			 gold_count(lv), turns);
+}
+
+/* Fails the test unless `taps` stop collecting all of lv's gold once `cell`
+ * is plain mud: the terrain placed there is needed, not decoration. */
+static void assert_needed(const dig_level *lv, int cell, const uint8_t *taps, int n)
+{
+	dig_level without = *lv;
+	without.terrain[cell] = DIG_T_MUD;
+	without.tparam[cell] = 0;
+	without.tmask[cell] = 0;
+	int gold = -1, turns = -1;
+	if (dig_replay(&without, taps, n, &gold, &turns, NULL) == 0 && gold == gold_count(&without))
+		fail_msg("the %s at cell %d is not needed", dig_terrain_of(lv->terrain[cell])->name,
+			 cell);
+}
+
+/* ---- every preset, many seeds ---- */
+
+/* Everything a generated puzzle must satisfy, whatever the preset. */
+static void check_puzzle(const dig_gen_params *p, uint64_t seed, const dig_puzzle *pz)
+{
+	char what[64];
+	snprintf(what, sizeof what, "difficulty %d seed %llu", (int)p->difficulty,
+		 (unsigned long long)seed);
+	const dig_level *lv = &pz->level;
+	sf_err err = { 0 };
+	if (dig_level_check(lv, &err) != 0)
+		fail_msg("%s: level check: %s", what, err.msg);
+	assert_true(pz->attempts >= 1 && pz->attempts <= p->max_attempts);
+	assert_true(lv->machines >= 1 && lv->machines <= DIG_MAX_MACHINES);
+	assert_memory_equal(&lv->rules, &p->rules, sizeof lv->rules);
+
+	/* The recorded solution: all gold within the budget, and a trace that
+	 * is what the engine does with its taps. */
+	const dig_trace *tr = &pz->recorded;
+	assert_true(tr->turns >= 1 && tr->turns <= DIG_MAX_TURNS);
+	assert_true(lv->turns <= tr->turns);
+	assert_replays(lv, tr->tap, tr->turns, what);
+	dig_trace again;
+	assert_int_equal(dig_trace_build(lv, tr->tap, tr->turns, &again, NULL), 0);
+	assert_memory_equal(&again, tr, sizeof again);
+
+	/* The proof: solved, no longer than recorded, and its taps work. */
+	if (pz->optimal.status != DIG_SOLVED)
+		fail_msg("%s: solver status %d", what, pz->optimal.status);
+	assert_true(pz->optimal.turns >= 1 && pz->optimal.turns <= tr->turns);
+	assert_replays(lv, pz->optimal.taps, pz->optimal.turns, what);
+
+	/* No candidate of this puzzle contradicted the engine: a candidate
+	 * reaches the solver only when its recorded solution replays, so the
+	 * solver can neither call it unsolvable nor need more taps. */
+	assert_true(pz->nrejected >= 0 && pz->nrejected <= DIG_REJECT_NAMES);
+	for (int i = 0; i < pz->nrejected; i++)
+		if (!strcmp(pz->rejected[i], "solver unsolvable") ||
+		    !strcmp(pz->rejected[i], "solver longer"))
+			fail_msg("%s: a candidate was rejected as \"%s\"", what, pz->rejected[i]);
+
+	/* Every quality check passes on the emitted puzzle. */
+	uint32_t fails = dig_quality_fails(lv, tr, p->difficulty);
+	if (fails)
+		fail_msg("%s: quality check \"%s\" fails", what,
+			 dig_quality_name(__builtin_ctz(fails)));
+
+	/* Arrow uses come from the solution: never more than single_use allows,
+	 * and directions into the grid unless any_direction. */
+	for (int i = 0; i < dig_slots(lv); i++) {
+		if (lv->rules.single_use)
+			assert_true(lv->arrow[i].uses <= 1);
+		if (!lv->rules.any_direction)
+			assert_int_equal(lv->arrow[i].dir, dig_slot_default_dir(lv, i));
+	}
+	/* Terrain only where the preset allows it. */
+	for (int c = 0; c < lv->w * lv->h; c++)
+		if (lv->terrain[c] != DIG_T_MUD)
+			assert_true((p->terrains >> lv->terrain[c]) & 1u);
+}
+
+static void test_presets(void **state)
+{
+	(void)state;
+	for (int d = 0; d < DIG_DIFFICULTY_COUNT; d++) {
+		dig_gen_params p;
+		dig_gen_params_default(&p, (dig_difficulty)d);
+		int terrain_seen[DIG_T_COUNT] = { 0 }, most_machines = 0, turned = 0;
+		for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+			static dig_puzzle pz;
+			sf_err err = { 0 };
+			if (dig_generate(&p, seed, &pz, &err) != 0)
+				fail_msg("difficulty %d seed %llu: %s", d, (unsigned long long)seed,
+					 err.msg);
+			check_puzzle(&p, seed, &pz);
+			const dig_level *lv = &pz.level;
+			for (int c = 0; c < lv->w * lv->h; c++)
+				terrain_seen[lv->terrain[c]]++;
+			if (lv->machines > most_machines)
+				most_machines = lv->machines;
+			for (int i = 0; i < dig_slots(lv); i++)
+				turned += lv->arrow[i].dir != dig_slot_default_dir(lv, i);
+		}
+		if (d == DIG_EASIEST) {
+			/* 3x3, one or two machines, no terrain, the strict rules. */
+			assert_true(p.w == 3 && p.h == 3);
+			assert_true(most_machines <= 2);
+			assert_true(p.rules.single_use && p.rules.no_shuffle &&
+				    p.rules.no_backtrack);
+			assert_int_equal(p.terrains, 0);
+		}
+		if (d == DIG_HARDEST) {
+			/* Every terrain shows up over the seeds, six machines occur,
+			 * and arrows point every which way. */
+			for (int t = DIG_T_STONE; t < DIG_T_COUNT; t++)
+				if (terrain_seen[t] == 0)
+					fail_msg("hardest: no %s in %d puzzles",
+						 dig_terrain_of(t)->name, SEEDS);
+			assert_int_equal(most_machines, 6);
+			assert_true(p.rules.any_direction && p.red_herrings);
+			assert_true(turned > 0);
+		}
+		assert_false(p.rules.gold_in_order);
+	}
+}
+
+/* The grid grows in width only, with the difficulty. */
+static void test_preset_grids(void **state)
+{
+	(void)state;
+	int last_w = 0;
+	for (int d = 0; d < DIG_DIFFICULTY_COUNT; d++) {
+		dig_gen_params p;
+		dig_gen_params_default(&p, (dig_difficulty)d);
+		assert_true(p.w >= last_w);
+		assert_true(p.h >= 3 && p.h <= 5);
+		assert_true(p.max_attempts >= 1 && p.solver_states >= 1);
+		last_w = p.w;
+	}
+	assert_true(last_w >= 8);
+}
+
+/* Same seed and params: the same bytes; another seed: another puzzle. */
+static void test_deterministic(void **state)
+{
+	(void)state;
+	static dig_puzzle a, b;
+	for (int d = 0; d < DIG_DIFFICULTY_COUNT; d++) {
+		dig_gen_params p;
+		dig_gen_params_default(&p, (dig_difficulty)d);
+		for (uint64_t seed = 7; seed < 10; seed++) {
+			memset(&a, 0xAB, sizeof a);
+			memset(&b, 0x11, sizeof b);
+			assert_int_equal(dig_generate(&p, seed, &a, NULL), 0);
+			assert_int_equal(dig_generate(&p, seed, &b, NULL), 0);
+			assert_memory_equal(&a, &b, sizeof a);
+			assert_int_equal(dig_generate(&p, seed + 100, &b, NULL), 0);
+			assert_memory_not_equal(&a.level, &b.level, sizeof a.level);
+		}
+	}
+}
+
+/* gold_in_order: orders 1..n in the order the recorded solution collects
+ * them, and the puzzle still replays and solves. */
+static void test_gold_in_order(void **state)
+{
+	(void)state;
+	for (int d = DIG_EASY; d <= DIG_HARD; d++) {
+		dig_gen_params p;
+		dig_gen_params_default(&p, (dig_difficulty)d);
+		p.rules.gold_in_order = true;
+		for (uint64_t seed = 1; seed <= 10; seed++) {
+			static dig_puzzle pz;
+			sf_err err = { 0 };
+			if (dig_generate(&p, seed, &pz, &err) != 0)
+				fail_msg("difficulty %d seed %llu: %s", d, (unsigned long long)seed,
+					 err.msg);
+			check_puzzle(&p, seed, &pz);
+			/* Step through: each tap collects the next orders only. */
+			const dig_level *lv = &pz.level;
+			dig_state s;
+			dig_cmd cmd;
+			dig_state_init(lv, &s);
+			int next = 1;
+			for (int t = 0; t < pz.recorded.turns; t++) {
+				uint64_t before = s.gold;
+				assert_int_equal(dig_arrow_do(lv, &s, pz.recorded.tap[t], &cmd), 0);
+				for (uint64_t g = before & ~s.gold; g; g &= g - 1)
+					assert_true(lv->gold[__builtin_ctzll(g)] >= next);
+				next += __builtin_popcountll(before & ~s.gold);
+			}
+			assert_true(dig_won(&s));
+		}
+	}
+}
+
+/* params.machines overrides the preset and grows a small grid to fit. */
+static void test_machines_override(void **state)
+{
+	(void)state;
+	dig_gen_params p;
+	dig_gen_params_default(&p, DIG_MEDIUM);
+	p.machines = 1;
+	static dig_puzzle pz;
+	sf_err err = { 0 };
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		if (dig_generate(&p, seed, &pz, &err) != 0)
+			fail_msg("one machine: %s", err.msg);
+		assert_int_equal(pz.level.machines, 1);
+		check_puzzle(&p, seed, &pz);
+	}
+	dig_gen_params_default(&p, DIG_EASIEST);
+	p.rules.single_use = false;
+	p.rules.no_backtrack = false;
+	p.machines = 4;
+	if (dig_generate(&p, 3, &pz, &err) != 0)
+		fail_msg("four machines on easiest: %s", err.msg);
+	assert_int_equal(pz.level.machines, 4);
+	assert_true(pz.level.w * pz.level.h >= 15 && pz.level.h == 3);
+	check_puzzle(&p, 3, &pz);
+}
+
+/* Bad params name the field; impossible ones give SF_ERANGE naming the
+ * check that rejected most, with the attempts and rejections recorded. */
+static void test_params_errors(void **state)
+{
+	(void)state;
+	static dig_puzzle pz;
+	dig_gen_params p;
+	sf_err err = { 0 };
+	static const struct {
+		const char *field;
+		int difficulty, w, h, machines, max_attempts;
+		uint64_t states;
+	} BAD[] = {
+		{ "difficulty", 5, 0, 0, 0, 10, 10 },   { "difficulty", -1, 0, 0, 0, 10, 10 },
+		{ "w", 2, 11, 0, 0, 10, 10 },           { "h", 2, 0, 7, 0, 10, 10 },
+		{ "machines", 2, 0, 0, 7, 10, 10 },     { "max_attempts", 2, 0, 0, 0, 0, 10 },
+		{ "solver_states", 2, 0, 0, 0, 10, 0 },
+	};
+	for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+		dig_gen_params_default(&p, DIG_MEDIUM);
+		p.difficulty = (dig_difficulty)BAD[i].difficulty;
+		p.w = BAD[i].w;
+		p.h = BAD[i].h;
+		p.machines = BAD[i].machines;
+		p.max_attempts = BAD[i].max_attempts;
+		p.solver_states = BAD[i].states;
+		assert_int_equal(dig_generate(&p, 1, &pz, &err), SF_EINVAL);
+		if (strncmp(err.msg, BAD[i].field, strlen(BAD[i].field)) != 0)
+			fail_msg("case %zu: \"%s\" does not name %s", i, err.msg, BAD[i].field);
+	}
+	dig_gen_params_default(&p, DIG_MEDIUM);
+	p.terrains = 1u << DIG_T_COUNT;
+	assert_int_equal(dig_generate(&p, 1, &pz, &err), SF_EINVAL);
+	assert_non_null(strstr(err.msg, "terrains"));
+
+	/* A one-state solver budget proves nothing: every candidate that gets
+	 * that far is rejected as "solver budget". */
+	dig_gen_params_default(&p, DIG_MEDIUM);
+	p.solver_states = 1;
+	p.max_attempts = 20;
+	assert_int_equal(dig_generate(&p, 1, &pz, &err), SF_ERANGE);
+	assert_non_null(strstr(err.msg, "rejected most"));
+	assert_non_null(strstr(err.msg, "20 attempts"));
+	assert_int_equal(pz.attempts, 20);
+	bool budget = false;
+	assert_true(pz.nrejected >= 1 && pz.nrejected <= 8);
+	for (int i = 0; i < pz.nrejected; i++)
+		budget = budget || strcmp(pz.rejected[i], "solver budget") == 0;
+	assert_true(budget);
+	assert_int_equal(pz.level.w, 0); /* no level is handed out */
+}
+
+/* The stop callback ends a call between candidates with SF_EBUDGET and
+ * hands out nothing; one that never says stop changes nothing. */
+typedef struct stop_after {
+	int calls, limit;
+} stop_after;
+
+static bool stop_when(void *arg)
+{
+	stop_after *s = arg;
+	return ++s->calls > s->limit;
+}
+
+static void test_stop(void **state)
+{
+	(void)state;
+	static dig_puzzle pz, plain;
+	dig_gen_params p;
+	dig_gen_params_default(&p, DIG_HARDEST);
+	sf_err err = { 0 };
+	assert_int_equal(dig_generate(&p, 11, &plain, &err), 0);
+	stop_after never = { .limit = 1 << 30 };
+	p.stop = stop_when;
+	p.stop_arg = &never;
+	assert_int_equal(dig_generate(&p, 11, &pz, &err), 0);
+	assert_memory_equal(&pz, &plain, sizeof pz);
+	assert_int_equal(never.calls, plain.attempts);
+
+	p.solver_states = 1; /* every candidate that gets far is rejected: a long call */
+	p.max_attempts = 100000;
+	stop_after soon = { .limit = 3 };
+	p.stop_arg = &soon;
+	assert_int_equal(dig_generate(&p, 11, &pz, &err), SF_EBUDGET);
+	assert_int_equal(soon.calls, 4);
+	assert_non_null(strstr(err.msg, "stopped after 3 attempts"));
+	assert_int_equal(pz.level.w, 0);
+}
+
+/* ---- the quality checks on hand-made traces ---- */
+
+/*
+ * One machine on a 3x3 grid walks right, right, down, down from (0,0) to
+ * (2,2); with gold on (2,0) and (2,2) it passes every check of "easiest"
+ * (4 taps of a 6-tap target, 2 moves per gold, 2 of 9 cells gold).
+ */
+static void corner_walk(dig_level *lv, dig_trace *tr, uint8_t *taps)
+{
+	plain_level(lv, 3, 3, 0);
+	taps[0] = taps[1] = (uint8_t)dig_slot_row_left(lv, 0);
+	taps[2] = taps[3] = (uint8_t)dig_slot_col_top(lv, 2);
+	lv->gold[2] = 1;
+	lv->gold[8] = 2;
+	fit_and_trace(lv, taps, 4, tr);
+}
+
+static void test_quality_names(void **state)
+{
+	(void)state;
+	assert_true(dig_quality_count() >= 8);
+	for (int i = 0; i < dig_quality_count(); i++) {
+		assert_non_null(dig_quality_name(i));
+		for (int j = 0; j < i; j++)
+			assert_string_not_equal(dig_quality_name(i), dig_quality_name(j));
+	}
+	assert_null(dig_quality_name(-1));
+	assert_null(dig_quality_name(dig_quality_count()));
+}
+
+static void test_quality_checks(void **state)
+{
+	(void)state;
+	dig_level lv;
+	dig_trace tr;
+	uint8_t taps[8];
+	corner_walk(&lv, &tr, taps);
+	assert_int_equal(dig_quality_fails(&lv, &tr, DIG_EASIEST), 0);
+	assert_int_equal(tr.pos[4][0], 8);
+
+	/* Gold only along the way: the last tap collects nothing. */
+	corner_walk(&lv, &tr, taps);
+	lv.gold[8] = 0;
+	lv.gold[5] = 2;
+	assert_true(dig_quality_fails(&lv, &tr, DIG_EASIEST) & check_bit("last tap collects gold"));
+
+	/* One gold in nine cells is below easiest's treasure ratio. */
+	corner_walk(&lv, &tr, taps);
+	lv.gold[2] = 0;
+	lv.gold[8] = 1;
+	assert_true(dig_quality_fails(&lv, &tr, DIG_EASIEST) & check_bit("treasure ratio"));
+
+	/* Four moves to the only gold: too long between treasures. */
+	assert_true(dig_quality_fails(&lv, &tr, DIG_EASIEST) & check_bit("taps between treasures"));
+
+	/* A second machine in the bottom-left corner that nothing moves. */
+	corner_walk(&lv, &tr, taps);
+	lv.machines = 2;
+	lv.start[1] = 6;
+	fit_and_trace(&lv, taps, 4, &tr);
+	uint32_t fails = dig_quality_fails(&lv, &tr, DIG_EASIEST);
+	assert_true(fails & check_bit("machines move"));
+	assert_true(fails & check_bit("start differs from end"));
+	assert_true(fails & check_bit("every machine collects"));
+	assert_false(fails & check_bit("last tap collects gold"));
+
+	/* A budget one short: the recorded solution no longer replays. */
+	corner_walk(&lv, &tr, taps);
+	lv.turns = 3;
+	assert_true(dig_quality_fails(&lv, &tr, DIG_EASIEST) &
+		    check_bit("replay collects all gold"));
+
+	/* single_use with an arrow tapped twice. */
+	corner_walk(&lv, &tr, taps);
+	lv.rules.single_use = true;
+	assert_true(dig_quality_fails(&lv, &tr, DIG_EASIEST) & check_bit("single use"));
+
+	/* single_use: four arrows once each pass, until a treasure (a decoy
+	 * nobody visits) would give one of them a second tap. */
+	plain_level(&lv, 3, 3, 0);
+	taps[0] = (uint8_t)dig_slot_row_left(&lv, 0); /* (1,0) */
+	taps[1] = (uint8_t)dig_slot_col_top(&lv, 1);  /* (1,1) */
+	taps[2] = (uint8_t)dig_slot_row_left(&lv, 1); /* (2,1) */
+	taps[3] = (uint8_t)dig_slot_col_top(&lv, 2);  /* (2,2) */
+	lv.gold[4] = 1;
+	lv.gold[8] = 2;
+	lv.rules.single_use = true;
+	fit_and_trace(&lv, taps, 4, &tr);
+	assert_false(dig_quality_fails(&lv, &tr, DIG_EASIEST) & check_bit("single use"));
+	lv.terrain[7] = (uint8_t)dig_terrain_by_name("treasure");
+	lv.tparam[7] = 1 << 2; /* top of column 1 */
+	assert_true(dig_quality_fails(&lv, &tr, DIG_EASIEST) & check_bit("single use"));
+
+	/* Two taps are too short a solution for a 3x3 grid. */
+	corner_walk(&lv, &tr, taps);
+	lv.gold[8] = 0;
+	lv.gold[5] = 0;
+	lv.gold[1] = 1;
+	fit_and_trace(&lv, taps, 2, &tr);
+	assert_true(dig_quality_fails(&lv, &tr, DIG_EASIEST) & check_bit("solution length"));
+
+	/* Right then left: the machine ends where it started. */
+	plain_level(&lv, 3, 3, 0);
+	taps[0] = (uint8_t)dig_slot_row_left(&lv, 0);
+	taps[1] = (uint8_t)dig_slot_row_right(&lv, 0);
+	lv.gold[1] = 1;
+	fit_and_trace(&lv, taps, 2, &tr);
+	assert_true(dig_quality_fails(&lv, &tr, DIG_MEDIUM) & check_bit("start differs from end"));
+
+	/* Machine 1 ends on machine 0's start cell. */
+	plain_level(&lv, 3, 3, 0);
+	lv.machines = 2;
+	lv.start[1] = 1;
+	taps[0] = (uint8_t)dig_slot_col_top(&lv, 0);   /* machine 0 down to (0,1) */
+	taps[1] = (uint8_t)dig_slot_row_right(&lv, 0); /* machine 1 left to (0,0) */
+	lv.gold[3] = 1;
+	fit_and_trace(&lv, taps, 2, &tr);
+	assert_true(dig_quality_fails(&lv, &tr, DIG_MEDIUM) & check_bit("ends off starts"));
+}
+
+/* ---- the hindsight hooks, one at a time ---- */
+
+/* A dig_gen over lv and tr with placement probability p. */
+static void gen_over(dig_gen *g, dig_level *lv, const dig_trace *tr, rng *r, double p)
+{
+	memset(g, 0, sizeof *g);
+	g->lv = lv;
+	g->sol = tr;
+	g->rng = r;
+	g->p = p;
+	g->terrains = 0x7E; /* every terrain but mud */
+	for (int t = 0; t <= tr->turns; t++)
+		for (int m = 0; m < lv->machines; m++)
+			g->visited |= UINT64_C(1) << tr->pos[t][m];
+}
+
+/* Energy, back to front: never on the cell first entered when the taps so
+ * far equal the budget (the devlog's important rule). One machine walks
+ * right three times on a 4x2 grid: the last cell stays plain, the other two
+ * give a turn each, the budget drops from 3 to 1 and the solution still
+ * works, but only with the energy. */
+static void test_hook_energy(void **state)
+{
+	(void)state;
+	dig_level lv;
+	dig_trace tr;
+	uint8_t taps[3];
+	plain_level(&lv, 4, 2, 0);
+	taps[0] = taps[1] = taps[2] = (uint8_t)dig_slot_row_left(&lv, 0);
+	lv.gold[3] = 1;
+	fit_and_trace(&lv, taps, 3, &tr);
+	rng r;
+	rng_seed(&r, 1);
+	dig_gen g;
+	gen_over(&g, &lv, &tr, &r, 1.0);
+	assert_int_equal(dig_terrain_of(DIG_T_ENERGY)->place(&g), 2);
+	assert_int_equal(lv.terrain[1], DIG_T_ENERGY);
+	assert_int_equal(lv.terrain[2], DIG_T_ENERGY);
+	assert_int_equal(lv.terrain[3], DIG_T_MUD);
+	assert_int_equal(lv.turns, 1);
+	assert_int_equal(g.taken, 0x6);
+	assert_int_equal(dig_level_check(&lv, NULL), 0);
+	assert_replays(&lv, taps, 3, "energy");
+	assert_needed(&lv, 2, taps, 3);
+}
+
+/*
+ * Ice and lava: machine 0 steps right onto (1,0) and waits while machine 1
+ * walks down column 3 three times, then moves on. Ice on (1,0) and lava on
+ * a cell machine 1 enters inside the wait keep the solution; without the
+ * lava machine 0 would stay frozen.
+ */
+static void test_hook_ice_lava(void **state)
+{
+	(void)state;
+	dig_level lv;
+	dig_trace tr;
+	uint8_t taps[5];
+	plain_level(&lv, 4, 4, 0);
+	lv.machines = 2;
+	lv.start[1] = 3;                                       /* (3,0) */
+	taps[0] = (uint8_t)dig_slot_row_left(&lv, 0);          /* both right: m0 (1,0), m1 stuck */
+	taps[1] = taps[2] = (uint8_t)dig_slot_col_top(&lv, 3); /* m1 down to (3,2) */
+	taps[3] = (uint8_t)dig_slot_col_top(&lv, 3);           /* m1 (3,3) */
+	taps[4] = (uint8_t)dig_slot_col_top(&lv, 1);           /* m0 down to (1,1) */
+	lv.gold[5] = 1;
+	lv.gold[15] = 2;
+	fit_and_trace(&lv, taps, 5, &tr);
+	assert_int_equal(tr.moved[0], 1);
+	assert_replays(&lv, taps, 5, "plain");
+	bool placed = false;
+	for (uint64_t seed = 1; seed <= 8 && !placed; seed++) {
+		dig_level copy = lv;
+		rng r;
+		rng_seed(&r, seed);
+		dig_gen g;
+		gen_over(&g, &copy, &tr, &r, 1.0);
+		if (dig_terrain_of(DIG_T_ICE)->place(&g) < 2 || copy.terrain[1] != DIG_T_ICE)
+			continue;
+		placed = true;
+		int lava = -1;
+		for (int c = 0; c < 16; c++)
+			if (copy.terrain[c] == DIG_T_LAVA)
+				lava = c;
+		/* (3,1), (3,2) or (3,3): machine 1 enters them inside the wait */
+		assert_true(lava == 7 || lava == 11 || lava == 15);
+		assert_int_equal(dig_level_check(&copy, NULL), 0);
+		assert_replays(&copy, taps, 5, "ice and lava");
+		assert_needed(&copy, lava, taps, 5);
+	}
+	assert_true(placed);
+}
+
+/*
+ * Arrow treasure: (1,0) is entered by the first tap; the top arrow of
+ * column 1, tapped only afterwards, loses its use to a treasure there. The
+ * solution still works, and without the treasure it does not.
+ */
+static void test_hook_treasure(void **state)
+{
+	(void)state;
+	dig_level lv;
+	dig_trace tr;
+	uint8_t taps[2];
+	plain_level(&lv, 3, 3, 0);
+	taps[0] = (uint8_t)dig_slot_row_left(&lv, 0);
+	taps[1] = (uint8_t)dig_slot_col_top(&lv, 1);
+	lv.gold[4] = 1;
+	fit_and_trace(&lv, taps, 2, &tr);
+	rng r;
+	rng_seed(&r, 3);
+	dig_gen g;
+	gen_over(&g, &lv, &tr, &r, 1.0);
+	assert_int_equal(dig_terrain_of(DIG_T_TREASURE)->place(&g), 1);
+	assert_int_equal(lv.terrain[1], DIG_T_TREASURE);
+	assert_int_equal(lv.tparam[1], 1 << 2); /* top of its column */
+	assert_int_equal(lv.arrow[taps[1]].uses, 0);
+	assert_int_equal(lv.arrow[taps[0]].uses, 1); /* tapped before: untouched */
+	assert_int_equal(lv.terrain[4], DIG_T_MUD);  /* entered by the last tap: nothing after */
+	assert_int_equal(dig_level_check(&lv, NULL), 0);
+	assert_replays(&lv, taps, 2, "treasure");
+	assert_needed(&lv, 1, taps, 2);
+}
+
+/*
+ * Web: a machine walks right, left, right over (1,0), entering it twice
+ * (no_shuffle off). The web goes there with gold and needs 2 visits, so
+ * the gold is taken on the second.
+ */
+static void test_hook_web(void **state)
+{
+	(void)state;
+	dig_level lv;
+	dig_trace tr;
+	uint8_t taps[4];
+	plain_level(&lv, 3, 2, 0);
+	taps[0] = (uint8_t)dig_slot_row_left(&lv, 0);  /* (1,0) */
+	taps[1] = (uint8_t)dig_slot_row_right(&lv, 0); /* (0,0) */
+	taps[2] = (uint8_t)dig_slot_row_left(&lv, 0);  /* (1,0) again */
+	taps[3] = (uint8_t)dig_slot_row_left(&lv, 0);  /* (2,0) */
+	lv.gold[2] = 1;
+	fit_and_trace(&lv, taps, 4, &tr);
+	rng r;
+	rng_seed(&r, 5);
+	dig_gen g;
+	gen_over(&g, &lv, &tr, &r, 1.0);
+	assert_int_equal(dig_terrain_of(DIG_T_WEB)->place(&g), 1);
+	assert_int_equal(lv.terrain[1], DIG_T_WEB);
+	assert_int_equal(lv.tparam[1], 2);
+	assert_true(lv.tmask[1] == 0 || lv.tmask[1] == 1);
+	assert_true(lv.gold[1] != 0);
+	lv.gold[1] = 1;
+	lv.gold[2] = 2;
+	assert_int_equal(dig_level_check(&lv, NULL), 0);
+	assert_replays(&lv, taps, 4, "web");
+	/* The gold stays through the first visit and goes on the second. */
+	dig_state s;
+	dig_cmd cmd;
+	dig_state_init(&lv, &s);
+	for (int t = 0; t < 3; t++) {
+		assert_int_equal(dig_arrow_do(&lv, &s, taps[t], &cmd), 0);
+		assert_int_equal((s.gold >> 1) & 1u, t < 2);
+	}
+}
+
+/* Stone: every free cell nobody visits becomes stone for everybody; the
+ * cells of the path stay enterable by the machine that uses them. */
+static void test_hook_stone(void **state)
+{
+	(void)state;
+	dig_level lv;
+	dig_trace tr;
+	uint8_t taps[4];
+	corner_walk(&lv, &tr, taps);
+	rng r;
+	rng_seed(&r, 9);
+	dig_gen g;
+	gen_over(&g, &lv, &tr, &r, 1.0);
+	assert_true(dig_terrain_of(DIG_T_STONE)->place(&g) >= 4);
+	static const int unvisited[] = { 3, 4, 6, 7 };
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(lv.terrain[unvisited[i]], DIG_T_STONE);
+		assert_int_equal(lv.tmask[unvisited[i]], 0);
+	}
+	for (int c = 1; c < 9; c++)
+		if (lv.terrain[c] == DIG_T_STONE && lv.tmask[c] != 0)
+			assert_int_equal(lv.tmask[c], 1);
+	assert_int_equal(dig_level_check(&lv, NULL), 0);
+	assert_replays(&lv, taps, 4, "stone");
+}
+
+/* Decoys land only on free cells nobody visits and never break the
+ * solution. */
+static void test_decoys(void **state)
+{
+	(void)state;
+	for (int t = DIG_T_STONE; t < DIG_T_COUNT; t++) {
+		int placed = 0;
+		for (uint64_t seed = 1; seed <= 20; seed++) {
+			dig_level lv;
+			dig_trace tr;
+			uint8_t taps[4];
+			corner_walk(&lv, &tr, taps);
+			rng r;
+			rng_seed(&r, seed);
+			dig_gen g;
+			gen_over(&g, &lv, &tr, &r, 1.0);
+			placed += dig_terrain_of(t)->decoy(&g);
+			for (int c = 0; c < 9; c++)
+				if (lv.terrain[c] != DIG_T_MUD)
+					assert_false((g.visited >> c) & 1u);
+			assert_int_equal(dig_level_check(&lv, NULL), 0);
+			assert_replays(&lv, taps, 4, dig_terrain_of(t)->name);
+		}
+		if (placed == 0)
+			fail_msg("%s: no decoy in 20 tries at p = 1", dig_terrain_of(t)->name);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_presets),
+		cmocka_unit_test(test_preset_grids),
+		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_gold_in_order),
+		cmocka_unit_test(test_machines_override),
+		cmocka_unit_test(test_params_errors),
+		cmocka_unit_test(test_stop),
+		cmocka_unit_test(test_quality_names),
+		cmocka_unit_test(test_quality_checks),
+		cmocka_unit_test(test_hook_energy),
+		cmocka_unit_test(test_hook_ice_lava),
+		cmocka_unit_test(test_hook_treasure),
+		cmocka_unit_test(test_hook_web),
+		cmocka_unit_test(test_hook_stone),
+		cmocka_unit_test(test_decoys),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

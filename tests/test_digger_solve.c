@@ -1,0 +1,518 @@
+/*
+ * test_digger_solve.c - the digger solver (core/digger/solve.c).
+ *
+ * The oracle is a brute force written here: plain depth-first search over
+ * every tap sequence the engine allows (no hashing, no bounds, no
+ * merging), keeping the shortest that wins. On hundreds of small random
+ * levels (3x3 and 4x3, 1 to 3 machines, every terrain, random rules, turn
+ * budgets up to 7) the solver must give the same verdict and the same
+ * minimum, and its taps must replay to all the gold in exactly that many
+ * taps. Around it: hand-made levels whose optimum is known (including ones
+ * that need energy, treasure or lava to win), unreachable gold, the state
+ * budget (DIG_UNKNOWN), bad levels, and determinism.
+ *
+ * A second oracle reaches further than the brute force: plain breadth-first
+ * search over whole dig_states (every byte but turns_used, so nothing the
+ * solver's compact keys, lower bound or dominance rule leave out can hide
+ * a difference). It checks the solver's verdict and minimum on larger
+ * random levels with longer budgets and on generated puzzles of every
+ * difficulty up to hard, where the A* bound and the pruning do their work.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "digger/digger.h"
+#include "digger_support.h"
+#include "rng.h"
+
+/* ---- the brute force ---- */
+
+typedef struct brute {
+	const dig_level *lv;
+	dig_state s;
+	int best;       /* fewest winning taps found, or INT_MAX-like */
+	long nodes;     /* taps tried */
+	long max_nodes; /* give up beyond this */
+} brute;
+
+#define NO_WIN 1000
+
+static void brute_dfs(brute *b, int depth)
+{
+	if (depth + 1 >= b->best || b->nodes > b->max_nodes)
+		return;
+	for (int slot = 0; slot < dig_slots(b->lv); slot++) {
+		dig_cmd cmd;
+		if (dig_arrow_do(b->lv, &b->s, slot, &cmd) != 0)
+			continue;
+		b->nodes++;
+		if (dig_won(&b->s))
+			b->best = depth + 1;
+		else
+			brute_dfs(b, depth + 1);
+		dig_arrow_undo(&b->s, &cmd);
+	}
+}
+
+/* The fewest taps that win lv by exhaustive search, NO_WIN when none does,
+ * -1 when the search passed max_nodes taps. */
+static int brute_force(const dig_level *lv, long max_nodes)
+{
+	brute b = { .lv = lv, .best = NO_WIN, .max_nodes = max_nodes };
+	dig_state_init(lv, &b.s);
+	brute_dfs(&b, 0);
+	return b.nodes > max_nodes ? -1 : b.best;
+}
+
+/* ---- the breadth-first oracle ---- */
+
+/* The bytes of a state that matter: all but turns_used (and the padding after it). */
+#define STATE_BYTES offsetof(dig_state, turns_used)
+
+typedef struct bfs_set {
+	dig_state *state; /* [cap] */
+	uint32_t *slot;   /* open addressing: 0 empty, else index + 1 */
+	uint64_t mask;
+	uint32_t n, cap;
+} bfs_set;
+
+static uint64_t state_hash(const dig_state *s)
+{
+	const uint8_t *p = (const uint8_t *)s;
+	uint64_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < STATE_BYTES; i++)
+		h = (h ^ p[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* Adds s unless present: 1 added, 0 present, -1 full. */
+static int bfs_add(bfs_set *set, const dig_state *s)
+{
+	uint64_t i = state_hash(s) & set->mask;
+	for (; set->slot[i]; i = (i + 1) & set->mask)
+		if (memcmp(&set->state[set->slot[i] - 1], s, STATE_BYTES) == 0)
+			return 0;
+	if (set->n == set->cap)
+		return -1;
+	set->state[set->n] = *s;
+	set->slot[i] = ++set->n;
+	return 1;
+}
+
+/*
+ * The fewest taps that win lv by breadth-first search over distinct states,
+ * NO_WIN when the reachable states hold no win, -1 when more than
+ * max_states are reachable before the answer is known.
+ */
+static int bfs_oracle(const dig_level *lv, uint32_t max_states)
+{
+	bfs_set set = { .cap = max_states, .mask = 1 };
+	while (set.mask + 1 < 2 * (uint64_t)max_states)
+		set.mask = set.mask * 2 + 1;
+	set.state = malloc((size_t)max_states * sizeof *set.state);
+	set.slot = calloc(set.mask + 1, sizeof *set.slot);
+	assert_non_null(set.state);
+	assert_non_null(set.slot);
+	dig_state s;
+	dig_cmd cmd;
+	dig_state_init(lv, &s);
+	int answer = dig_won(&s) ? 0 : NO_WIN;
+	bfs_add(&set, &s);
+	for (uint32_t lo = 0, depth = 1; answer == NO_WIN && lo < set.n; depth++) {
+		uint32_t hi = set.n;
+		for (uint32_t i = lo; i < hi && answer == NO_WIN; i++) {
+			s = set.state[i];
+			for (int slot = 0; slot < dig_slots(lv) && answer == NO_WIN; slot++) {
+				if (dig_arrow_do(lv, &s, slot, &cmd) != 0)
+					continue;
+				if (dig_won(&s))
+					answer = (int)depth;
+				else if (bfs_add(&set, &s) < 0)
+					answer = -1;
+				dig_arrow_undo(&s, &cmd);
+			}
+		}
+		lo = hi;
+	}
+	free(set.state);
+	free(set.slot);
+	return answer;
+}
+
+/* ---- random levels ---- */
+
+/*
+ * A random level as in digger_support.h, but half the time its gold is put
+ * on cells a random walk of valid taps entered, so that many are solvable.
+ */
+static void random_case(rng *r, dig_level *lv)
+{
+	int w = 3 + (int)rng_below(r, 2), h = 3;
+	int machines = 1 + (int)rng_below(r, 3);
+	int turns = 1 + (int)rng_below(r, 7);
+	dig_random_level(r, w, h, machines, turns, true, lv);
+	if (rng_below(r, 2))
+		return;
+	dig_state s;
+	dig_cmd cmd;
+	dig_state_init(lv, &s);
+	uint64_t entered = 0;
+	for (int t = 0; t < turns; t++) {
+		int valid[DIG_MAX_ARROWS], n = 0;
+		for (int i = 0; i < dig_slots(lv); i++)
+			if (dig_arrow_valid(lv, &s, i))
+				valid[n++] = i;
+		if (n == 0)
+			break;
+		dig_arrow_do(lv, &s, valid[rng_below(r, (uint64_t)n)], &cmd);
+		entered |= cmd.entered;
+	}
+	for (int m = 0; m < machines; m++)
+		entered &= ~(UINT64_C(1) << lv->start[m]);
+	if (!entered)
+		return;
+	memset(lv->gold, 0, sizeof lv->gold);
+	int k = 0;
+	for (uint64_t e = entered; e; e &= e - 1)
+		if (k == 0 || rng_below(r, 2))
+			lv->gold[__builtin_ctzll(e)] = (uint8_t)++k;
+	if (lv->rules.gold_in_order) {
+		/* Shuffle the orders 1..k. */
+		for (int c = 0; c < w * h; c++) {
+			if (!lv->gold[c])
+				continue;
+			int d = (int)rng_below(r, (uint64_t)(w * h));
+			if (lv->gold[d]) {
+				uint8_t t = lv->gold[c];
+				lv->gold[c] = lv->gold[d];
+				lv->gold[d] = t;
+			}
+		}
+	}
+}
+
+static int gold_count(const dig_level *lv)
+{
+	int n = 0;
+	for (int c = 0; c < lv->w * lv->h; c++)
+		n += lv->gold[c] != 0;
+	return n;
+}
+
+/* A solved result replays to every gold in exactly res->turns taps. */
+static void assert_replays(const dig_level *lv, const dig_solve_result *res)
+{
+	sf_err err;
+	int gold = -1, turns = -1;
+	if (dig_replay(lv, res->taps, res->turns, &gold, &turns, &err) != 0)
+		fail_msg("solver taps do not replay: %s", err.msg);
+	assert_int_equal(gold, gold_count(lv));
+	assert_int_equal(turns, res->turns);
+	/* No shorter prefix already wins: every tap is needed. */
+	if (res->turns > 0) {
+		assert_int_equal(dig_replay(lv, res->taps, res->turns - 1, &gold, &turns, &err), 0);
+		assert_true(gold < gold_count(lv));
+	}
+}
+
+static void test_against_brute_force(void **state)
+{
+	(void)state;
+	rng r;
+	rng_seed(&r, 77);
+	int solved = 0, unsolvable = 0, skipped = 0, terrain_wins = 0;
+	for (int i = 0; i < 3000; i++) {
+		dig_level lv;
+		sf_err err;
+		random_case(&r, &lv);
+		if (dig_level_check(&lv, &err) != 0)
+			fail_msg("random level %d refused: %s", i, err.msg);
+		int want = brute_force(&lv, 3000000);
+		if (want < 0) {
+			skipped++;
+			continue;
+		}
+		dig_solve_result res;
+		assert_int_equal(dig_solve(&lv, 10000000, &res, &err), 0);
+		if (want == NO_WIN) {
+			if (res.status != DIG_UNSOLVABLE)
+				fail_msg("level %d: brute force finds no win, solver says %d in %d",
+					 i, res.status, res.turns);
+			unsolvable++;
+			continue;
+		}
+		if (res.status != DIG_SOLVED || res.turns != want)
+			fail_msg("level %d: brute force wins in %d, solver says status %d in %d", i,
+				 want, res.status, res.turns);
+		assert_true(res.states > 0);
+		assert_replays(&lv, &res);
+		solved++;
+		for (int c = 0; c < lv.w * lv.h; c++)
+			if (lv.terrain[c] != DIG_T_MUD && lv.terrain[c] != DIG_T_STONE) {
+				terrain_wins++;
+				break;
+			}
+	}
+	print_message("brute force: %d solved, %d unsolvable, %d skipped, %d with terrain\n",
+		      solved, unsolvable, skipped, terrain_wins);
+	assert_true(solved >= 1000);
+	assert_true(unsolvable >= 600);
+	assert_true(terrain_wins >= 800);
+	assert_true(skipped <= 100);
+}
+
+/* The solver against the breadth-first oracle on levels too large for the
+ * brute force: 4x3 to 5x4, up to four machines, budgets up to 18 turns. */
+static void test_against_bfs(void **state)
+{
+	(void)state;
+	rng r;
+	rng_seed(&r, 4242);
+	int solved = 0, unsolvable = 0, deep = 0;
+	for (int i = 0; i < 300; i++) {
+		dig_level lv;
+		sf_err err;
+		int w = 4 + (int)rng_below(&r, 2), h = 3 + (int)rng_below(&r, 2);
+		dig_random_level(&r, w, h, 1 + (int)rng_below(&r, 4), 8 + (int)rng_below(&r, 11),
+				 true, &lv);
+		for (int k = 0; k < dig_slots(&lv); k++)
+			lv.arrow[k].uses = (uint8_t)rng_below(&r, 4);
+		if (dig_level_check(&lv, &err) != 0)
+			fail_msg("random level %d refused: %s", i, err.msg);
+		int want = bfs_oracle(&lv, 200000);
+		if (want < 0)
+			continue;
+		dig_solve_result res;
+		assert_int_equal(dig_solve(&lv, 10000000, &res, &err), 0);
+		if (want == NO_WIN) {
+			if (res.status != DIG_UNSOLVABLE)
+				fail_msg("level %d: no win exists, solver says %d in %d", i,
+					 res.status, res.turns);
+			unsolvable++;
+			continue;
+		}
+		if (res.status != DIG_SOLVED || res.turns != want)
+			fail_msg("level %d: the fewest taps are %d, solver says status %d in %d", i,
+				 want, res.status, res.turns);
+		assert_replays(&lv, &res);
+		solved++;
+		deep += want >= 8;
+	}
+	print_message("bfs: %d solved (%d of 8+ taps), %d unsolvable\n", solved, deep, unsolvable);
+	assert_true(solved >= 60);
+	assert_true(deep >= 10);
+	assert_true(unsolvable >= 60);
+}
+
+/* Generated puzzles: the optimum in the level is the true minimum. */
+static void test_generated_against_bfs(void **state)
+{
+	(void)state;
+	int compared = 0;
+	for (int d = DIG_EASIEST; d <= DIG_HARD; d++) {
+		dig_gen_params p;
+		dig_gen_params_default(&p, (dig_difficulty)d);
+		for (uint64_t seed = 1; seed <= 6; seed++) {
+			static dig_puzzle pz;
+			sf_err err = { 0 };
+			if (dig_generate(&p, seed, &pz, &err) != 0)
+				fail_msg("difficulty %d seed %llu: %s", d, (unsigned long long)seed,
+					 err.msg);
+			int want = bfs_oracle(&pz.level, 400000);
+			if (want < 0)
+				continue;
+			if (want != pz.optimal.turns)
+				fail_msg("difficulty %d seed %llu: the fewest taps are %d, the "
+					 "level "
+					 "says %d",
+					 d, (unsigned long long)seed, want, pz.optimal.turns);
+			compared++;
+		}
+	}
+	print_message("bfs: %d generated optima confirmed\n", compared);
+	assert_true(compared >= 18);
+}
+
+/* ---- hand-made levels ---- */
+
+typedef struct known_case {
+	const char *name;
+	const char *pic;
+	dig_rules rules;
+	int uses;
+	int turns;
+	const char *arrows;
+	int status;
+	int optimum;
+	const char *taps; /* the only optimal taps, or NULL */
+} known_case;
+
+#define PLAIN                                     \
+	{                                         \
+		false, false, false, false, false \
+	}
+#define IN_ORDER                                 \
+	{                                        \
+		false, false, true, false, false \
+	}
+
+static const known_case KNOWN[] = {
+	{ "two steps right", "@0 . $", PLAIN, 2, 5, NULL, DIG_SOLVED, 2, "L0 L0" },
+	{ "one arrow use too few", "@0 . $", PLAIN, 1, 5, NULL, DIG_UNSOLVABLE, 0, NULL },
+	{ "one turn too few", "@0 . $", PLAIN, 2, 1, NULL, DIG_UNSOLVABLE, 0, NULL },
+	{ "energy pays for the second step", "@0 e1 $", PLAIN, 2, 1, NULL, DIG_SOLVED, 2, "L0 L0" },
+	{ "treasure pays for the second step", "@0 t1 $", PLAIN, 1, 5, NULL, DIG_SOLVED, 2,
+	  "L0 L0" },
+	{ "two machines share the taps", "@0 $ ./@1 $ .", PLAIN, 1, 5, NULL, DIG_SOLVED, 2, NULL },
+	{ "one tap moves both onto gold", "@0 $ @1 $", PLAIN, 1, 5, NULL, DIG_SOLVED, 1, "L0" },
+	{ "gold in order takes the long way", "@0 $2 $1", IN_ORDER, 3, 5, NULL, DIG_SOLVED, 3,
+	  "L0 L0 R0" },
+	{ "web needs a second visit", "@0 w2$ .", PLAIN, 2, 5, NULL, DIG_SOLVED, 3, NULL },
+	{ "frozen until lava thaws", "@0 i $/@1 l .", PLAIN, 1, 5, "L0=2", DIG_SOLVED, 3,
+	  "L0 L1 L0" },
+	{ "frozen for good", "@0 i $/@1 . .", PLAIN, 1, 5, "L0=2", DIG_UNSOLVABLE, 0, NULL },
+	{ "gold walled in by stone", "@0 . ./# # #/. . $", PLAIN, 3, 9, NULL, DIG_UNSOLVABLE, 0,
+	  NULL },
+	{ "gold no arrow can reach", "@0 . ./. . $", PLAIN, 1, 9, "L1=0 T2=0", DIG_UNSOLVABLE, 0,
+	  NULL },
+	{ "stone open to the right machine", "@0 #:2 $/@1 . .", PLAIN, 1, 5, NULL, DIG_SOLVED, 3,
+	  "L1 B1 L0" },
+};
+
+static void test_known_levels(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof KNOWN / sizeof KNOWN[0]; i++) {
+		const known_case *kc = &KNOWN[i];
+		dig_level lv;
+		sf_err err;
+		if (dig_picture(kc->pic, kc->uses, kc->turns, &lv) != 0 ||
+		    dig_arrows(&lv, kc->arrows) != 0)
+			fail_msg("%s: bad picture", kc->name);
+		lv.rules = kc->rules;
+		if (dig_level_check(&lv, &err) != 0)
+			fail_msg("%s: level refused: %s", kc->name, err.msg);
+		dig_solve_result res;
+		assert_int_equal(dig_solve(&lv, 100000, &res, &err), 0);
+		if (res.status != kc->status)
+			fail_msg("%s: status %d, expected %d", kc->name, res.status, kc->status);
+		if (kc->status != DIG_SOLVED) {
+			assert_int_equal(brute_force(&lv, 1000000), NO_WIN);
+			continue;
+		}
+		if (res.turns != kc->optimum)
+			fail_msg("%s: %d taps, expected %d", kc->name, res.turns, kc->optimum);
+		assert_replays(&lv, &res);
+		assert_int_equal(brute_force(&lv, 1000000), kc->optimum);
+		const char *p = kc->taps;
+		for (int t = 0; p && t < res.turns; t++)
+			if (res.taps[t] != dig_slot_named(&lv, &p))
+				fail_msg("%s: tap %d differs from the only optimum", kc->name, t);
+	}
+}
+
+/* ---- budget, errors, determinism ---- */
+
+/* A level with many reachable states: 3 machines on 5x4, plenty of uses. */
+static void big_level(dig_level *lv)
+{
+	assert_int_equal(dig_picture(". . . . $/@0 . . @1 ./. . @2 . ./$ . . . $2", 3, 30, lv), 0);
+}
+
+static void test_state_budget(void **state)
+{
+	(void)state;
+	dig_level lv;
+	sf_err err;
+	dig_solve_result res;
+	big_level(&lv);
+	assert_int_equal(dig_level_check(&lv, &err), 0);
+	assert_int_equal(dig_solve(&lv, 10000000, &res, &err), 0);
+	assert_int_equal(res.status, DIG_SOLVED);
+	assert_replays(&lv, &res);
+	uint64_t full = res.states;
+	assert_true(full > 10);
+	for (uint64_t budget = 0; budget < 4; budget++) {
+		assert_int_equal(dig_solve(&lv, budget, &res, &err), 0);
+		assert_int_equal(res.status, DIG_UNKNOWN);
+		assert_int_equal(res.turns, 0);
+	}
+	/* Unsolvable with a budget too small to prove it: unknown. */
+	assert_int_equal(dig_picture("@0 . . ./. # # #/. # $ .", 3, 20, &lv), 0);
+	assert_int_equal(dig_solve(&lv, 10000000, &res, &err), 0);
+	assert_int_equal(res.status, DIG_UNSOLVABLE);
+	assert_true(res.states > 3);
+	assert_int_equal(dig_solve(&lv, 2, &res, &err), 0);
+	assert_int_equal(res.status, DIG_UNKNOWN);
+}
+
+static void test_bad_level(void **state)
+{
+	(void)state;
+	dig_level lv;
+	sf_err err;
+	dig_solve_result res;
+	assert_int_equal(dig_picture("@0 . .", 1, 5, &lv), 0); /* no gold */
+	assert_int_equal(dig_solve(&lv, 1000, &res, &err), SF_EINVAL);
+	assert_non_null(strstr(err.msg, "gold"));
+	assert_int_not_equal(res.status, DIG_SOLVED);
+}
+
+static void test_deterministic(void **state)
+{
+	(void)state;
+	dig_level lv;
+	sf_err err;
+	dig_solve_result a, b;
+	big_level(&lv);
+	assert_int_equal(dig_solve(&lv, 10000000, &a, &err), 0);
+	assert_int_equal(dig_solve(&lv, 10000000, &b, &err), 0);
+	assert_memory_equal(&a, &b, sizeof a);
+}
+
+/* Every rule at once on a larger level: the solver still agrees with
+ * replay, and larger budgets never change a proved answer. */
+static void test_rules_combined(void **state)
+{
+	(void)state;
+	rng r;
+	rng_seed(&r, 5);
+	int checked = 0;
+	for (int i = 0; i < 200; i++) {
+		dig_level lv;
+		sf_err err;
+		dig_random_level(&r, 5, 4, 1 + (int)rng_below(&r, 4), 12, true, &lv);
+		for (int s = 0; s < dig_slots(&lv); s++)
+			lv.arrow[s].uses = (uint8_t)rng_below(&r, 3);
+		dig_solve_result res, more;
+		assert_int_equal(dig_solve(&lv, 200000, &res, &err), 0);
+		if (res.status == DIG_UNKNOWN)
+			continue;
+		assert_int_equal(dig_solve(&lv, 2000000, &more, &err), 0);
+		assert_int_equal(more.status, res.status);
+		assert_int_equal(more.turns, res.turns);
+		if (res.status == DIG_SOLVED)
+			assert_replays(&lv, &res);
+		checked++;
+	}
+	assert_true(checked > 150);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_against_brute_force),   cmocka_unit_test(test_against_bfs),
+		cmocka_unit_test(test_generated_against_bfs), cmocka_unit_test(test_known_levels),
+		cmocka_unit_test(test_state_budget),          cmocka_unit_test(test_bad_level),
+		cmocka_unit_test(test_deterministic),         cmocka_unit_test(test_rules_combined),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
