@@ -9,6 +9,12 @@
 #                   test binary
 #   make test SANITIZE=address,undefined   the same under ASan and UBSan
 #   make bench      the benchmarks (not tests; figures in README)
+#   make soak       the long checks, every tests/soak/*.sh (minutes; not
+#                   part of make test; docs/RELIABILITY.md)
+#   make fuzz       every libFuzzer target in tests/fuzz/ for FUZZ_SECONDS
+#                   each (default 60; clang, not part of make test;
+#                   docs/RELIABILITY.md, "## Fuzzing")
+#   make fuzz-coverage   line coverage of the parsers by the fuzz corpora
 #   make format     clang-format every C file in place
 
 CC := gcc
@@ -46,7 +52,7 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TESTS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BIN := $(BUILD)/starforge
 
-.PHONY: all deps run test bench format clean FORCE
+.PHONY: all deps run test bench fuzz fuzz-coverage soak format clean FORCE
 .DEFAULT_GOAL := all
 
 all: deps
@@ -77,6 +83,15 @@ bench: deps
 	$(BUILD)/bench/bench_digger
 	sh bench/http_bench.sh $(BIN) $(BUILD)/bench/bare_mhd
 
+# Every tests/soak/*.sh against the built binary, each writing its figures
+# under build/soak/: the wrk load soak, the kill -9 loop. wrk and curl come
+# with the bench group, Node.js with the test group.
+soak: deps
+	@sh scripts/deps.sh bench
+	@sh scripts/deps.sh test
+	@$(MAKE) --no-print-directory $(BIN)
+	@for s in tests/soak/*.sh; do STARFORGE_BIN=$(abspath $(BIN)) bash $$s || exit 1; done
+
 format:
 	clang-format -i $(CORE_SRC) $(SERVER_SRC) $(wildcard core/*.h core/*/*.h server/*.h tests/*.c tests/*.h bench/*.c)
 
@@ -98,6 +113,85 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libserver.a $(BUILD)/libcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -Icore $(LDFLAGS) -o $@ $< $(BUILD)/libserver.a $(BUILD)/libcore.a \
 		$(LDLIBS) -lcmocka
+
+# ---- fuzzing ----
+# tests/fuzz/fuzz_<target>.c, one libFuzzer target each. `make fuzz` builds
+# them with clang (-fsanitize=fuzzer,address,undefined) against core/ and
+# server/ compiled again with clang into build/fuzz/, and runs each for
+# FUZZ_SECONDS on a copy of its seeds (tests/fuzz/run.sh). `make test`
+# replays the committed seeds and crash inputs through the same files
+# compiled with gcc, entry points renamed (tests/test_fuzz_corpus.c).
+FUZZ_TARGETS ?= job_request sequence digger_level px_model routes
+FUZZ_ALL := job_request sequence digger_level px_model routes
+FUZZ_SECONDS ?= 60
+FUZZ_OUT := build/fuzz
+FUZZ_CC := clang
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS := -std=c11 -O1 -g -ffp-contract=off $(WARN) -D_POSIX_C_SOURCE=200809L -pthread \
+	$(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(FUZZ_SAN)
+FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_OUT)/%.o,$(CORE_SRC) $(filter-out server/main.c,$(SERVER_SRC))) \
+	$(FUZZ_OUT)/gen/migrations.o $(FUZZ_OUT)/gen/assets.o
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_OUT)/fuzz_%)
+FUZZ_ENTRY_OBJ := $(FUZZ_ALL:%=$(BUILD)/tests/fuzz/fuzz_%.o)
+
+fuzz:
+	@sh scripts/deps.sh fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+	@sh tests/fuzz/run.sh $(FUZZ_OUT) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+$(FUZZ_OUT)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+$(FUZZ_OUT)/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -Iserver -c -o $@ $<
+
+$(FUZZ_OUT)/libstarforge.a: $(FUZZ_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OUT)/libstarforge.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OUT)/libstarforge.a $(LDLIBS)
+
+# Source-based coverage (llvm-cov) of what the corpora reach: the targets
+# built again without sanitizers, each input of build/fuzz/corpus/<target>
+# (what make fuzz kept) and of the committed seeds run once.
+FUZZ_COV := build/fuzz-cov
+FUZZ_COV_CFLAGS := -std=c11 -O1 -g -ffp-contract=off $(WARN) -D_POSIX_C_SOURCE=200809L -pthread \
+	$(shell pkg-config --cflags $(PKGS) 2>/dev/null) -fprofile-instr-generate -fcoverage-mapping
+FUZZ_COV_OBJ := $(FUZZ_LIB_OBJ:$(FUZZ_OUT)/%=$(FUZZ_COV)/%)
+
+fuzz-coverage:
+	@sh scripts/deps.sh fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_TARGETS:%=$(FUZZ_COV)/fuzz_%)
+	@sh tests/fuzz/coverage.sh $(FUZZ_COV) $(FUZZ_OUT) $(FUZZ_TARGETS)
+
+$(FUZZ_COV)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_COV_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(FUZZ_COV)/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_COV_CFLAGS) -MMD -MP -Iserver -c -o $@ $<
+
+$(FUZZ_COV)/libstarforge.a: $(FUZZ_COV_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_COV)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_COV)/libstarforge.a
+	$(FUZZ_CC) $(FUZZ_COV_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_COV)/libstarforge.a $(LDLIBS)
+
+# The same targets for the corpus replay in make test: gcc, no libFuzzer.
+$(BUILD)/tests/fuzz/fuzz_%.o: tests/fuzz/fuzz_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -DFUZZ_ENTRY=fuzz_$*_one -c -o $@ $<
+
+$(BUILD)/tests/test_fuzz_corpus: tests/test_fuzz_corpus.c $(FUZZ_ENTRY_OBJ) $(BUILD)/libserver.a \
+		$(BUILD)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -DFUZZ_DIR='"$(abspath tests/fuzz)"' $(LDFLAGS) -o $@ $< \
+		$(FUZZ_ENTRY_OBJ) $(BUILD)/libserver.a $(BUILD)/libcore.a $(LDLIBS) -lcmocka
 
 # The embedded tables. Each depends on a list of its file names, rewritten
 # only when the set changes, so adding, removing or renaming a file
@@ -137,5 +231,7 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 -include $(CORE_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(GEN_OBJ:.o=.d) $(TESTS:=.d) \
+	$(FUZZ_ENTRY_OBJ:.o=.d) $(wildcard $(FUZZ_OUT)/*/*.d $(FUZZ_OUT)/*/*/*.d) \
+	$(wildcard $(FUZZ_COV)/*/*.d $(FUZZ_COV)/*/*/*.d) \
 	$(BUILD)/bench/bench_lattice.d $(BUILD)/bench/bench_search.d $(BUILD)/bench/bench_racetrack.d \
 	$(BUILD)/bench/bench_digger.d

@@ -10,6 +10,8 @@
 #                    database with, and chromium, the browser the dashboard
 #                    test drives through playwright-core)
 #   deps.sh bench    also what `make bench` needs (wrk, curl)
+#   deps.sh fuzz     also what `make fuzz` needs (clang with libFuzzer and
+#                    its sanitizers; llvm for llvm-profdata and llvm-cov)
 set -eu
 
 PACKAGES="gcc make pkg-config libmicrohttpd-dev libjansson-dev libuv1-dev libsqlite3-dev libcmocka-dev"
@@ -22,9 +24,10 @@ test)
 	command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES npm"
 	;;
 bench) PACKAGES="$PACKAGES wrk curl" ;;
+fuzz) PACKAGES="$PACKAGES clang llvm" ;;
 "") ;;
 *)
-	echo "deps: unknown group '$1' (allowed: test, bench)" >&2
+	echo "deps: unknown group '$1' (allowed: test, bench, fuzz)" >&2
 	exit 2
 	;;
 esac

@@ -16,28 +16,55 @@
  * it); http_stream_wake() resumes it. Every live request is on the
  * server's list, so that http_server_close() can resume the suspended
  * ones: MHD_stop_daemon() must not find any.
+ *
+ * Limits against clients that would hold the server: MHD caps connections
+ * (in all and per address) and closes silent ones; a body announced over
+ * the limit is answered 413 before it is read; and a once-a-second sweep
+ * closes a connection that trickles a request for longer than the timeout
+ * (http_conn), which MHD's silence timeout would let live for ever.
  */
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+/*
+ * An open connection, as the request deadline sees it: MHD's own timeout
+ * only measures silence, so a client that sends one byte a second would
+ * hold its connection forever. The sweep (on_sweep) closes a connection
+ * that has waited longer than cfg.connection_timeout_s for a complete
+ * request (headers and body) since it opened or since its last answer.
+ */
+typedef struct http_conn {
+	struct MHD_Connection *conn;
+	double since; /* when it began waiting for its current request */
+	int busy;     /* a request was dispatched (or refused) and is not done */
+	int dropped;  /* the sweep has shut it down; MHD closes it next */
+	struct http_conn *prev, *next;
+} http_conn;
+
 struct http_server {
 	uv_loop_t *loop;
 	struct MHD_Daemon *mhd;
 	uv_poll_t poll;
 	uv_timer_t timer;
+	uv_timer_t sweep; /* once a second: the request deadline (http_conn) */
 	http_config cfg;
 	int port;
 	unsigned open;
 	int closing, handles_open;
-	http_req *reqs; /* every request between on_access and on_completed */
+	http_req *reqs;   /* every request between on_access and on_completed */
+	http_conn *conns; /* every connection MHD has open */
+	unsigned long dropped;
+	int closed; /* a connection closed during this MHD_run */
 	void (*on_closed)(void *arg);
 	void *closed_arg;
 };
@@ -54,12 +81,13 @@ struct http_req {
 	char *method, *path;
 	char *body;
 	size_t len, cap;
-	int too_large;
 	int dispatched, suspended;
 	struct MHD_Response *response; /* ready to queue */
 	int status;
 	double started;
 	void *user;
+	const char *extra[2 * HTTP_REQ_EXTRA]; /* http_req_add_headers(): name, value, ... */
+	size_t nextra;                         /* entries used in extra */
 	int streaming; /* answered by http_respond_stream: `stream` is set */
 	http_stream stream;
 	http_req *prev, *next; /* on srv->reqs */
@@ -93,9 +121,16 @@ static void run_mhd(http_server *s)
 {
 	if (!s->mhd)
 		return;
+	s->closed = 0;
 	MHD_run(s->mhd);
 	MHD_UNSIGNED_LONG_LONG ms;
-	if (MHD_get_timeout(s->mhd, &ms) == MHD_YES)
+	/* At its connection limit MHD takes the listening socket out of its
+	 * epoll set, and puts it back only at the start of a run after a
+	 * connection has closed: nothing would wake the loop for that run, and
+	 * connections waiting in the backlog would wait for ever. */
+	if (s->closed)
+		uv_timer_start(&s->timer, on_timer, 0, 0);
+	else if (MHD_get_timeout(s->mhd, &ms) == MHD_YES)
 		uv_timer_start(&s->timer, on_timer, ms > 60000 ? 60000 : (uint64_t)ms, 0);
 	else
 		uv_timer_stop(&s->timer);
@@ -110,11 +145,18 @@ static void queue_ready(http_req *r)
 	r->response = NULL;
 }
 
+/*
+ * Appends a piece of body. Returns 0, or -1 when the connection must close:
+ * out of memory, or the body has passed the limit. Only a chunked body can
+ * get there (a Content-Length over the limit is refused before its body is
+ * read, see on_access), and MHD cannot queue an answer in the middle of a
+ * body: reading on would let a client stream without end, so it is cut off.
+ */
 static int append_body(http_req *r, const char *data, size_t n)
 {
-	if (r->too_large || r->len + n > r->srv->cfg.max_body) {
-		r->too_large = 1;
-		return 0;
+	if (r->len + n > r->srv->cfg.max_body) {
+		r->status = 413; /* for the log and the metrics: closed, not answered */
+		return -1;
 	}
 	if (r->len + n + 1 > r->cap) {
 		size_t cap = r->cap ? r->cap : 1024;
@@ -130,6 +172,52 @@ static int append_body(http_req *r, const char *data, size_t n)
 	r->len += n;
 	r->body[r->len] = '\0';
 	return 0;
+}
+
+/* The connection's deadline record (NULL when it could not be allocated). */
+static http_conn *conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+/*
+ * True when the request announces a body over the limit in its
+ * Content-Length (a chunked body is measured as it comes, append_body).
+ */
+static int announced_too_large(const http_server *s, struct MHD_Connection *conn)
+{
+	const char *cl =
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (!cl ||
+	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+		return 0;
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(cl, &end, 10);
+	return end != cl && (errno == ERANGE || n > s->cfg.max_body);
+}
+
+/* 413, its detail naming the limit. */
+static void respond_too_large(http_req *r)
+{
+	char body[320];
+	int n = snprintf(body, sizeof body,
+			 "{\"type\":\"https://starforge.dev/problems/body-too-large\","
+			 "\"title\":\"Request body too large\",\"status\":413,"
+			 "\"detail\":\"the request body is over the limit of %zu bytes\"}",
+			 r->srv->cfg.max_body);
+	http_respond(r, 413, "application/problem+json", body, (size_t)n, NULL);
+}
+
+/* The request is complete (or refused): its connection's deadline stops. */
+static void mark_dispatched(http_req *r)
+{
+	r->dispatched = 1;
+	http_conn *c = conn_of(r->conn);
+	if (c)
+		c->busy = 1;
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
@@ -156,6 +244,13 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		*con_cls = r;
 		if (!r->method || !r->path)
 			return MHD_NO;
+		if (announced_too_large(s, conn)) {
+			/* Answered before the body is read: MHD then reads no more
+			 * from the connection and closes it after the answer. */
+			mark_dispatched(r);
+			respond_too_large(r);
+			queue_ready(r);
+		}
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -172,16 +267,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		return MHD_YES;
 	if (s->closing)
 		return MHD_NO; /* a request that arrives as the server closes is not started */
-	r->dispatched = 1;
-	if (r->too_large) {
-		static const char body[] =
-			"{\"type\":\"https://starforge.dev/problems/body-too-large\","
-			"\"title\":\"Request body too large\",\"status\":413,"
-			"\"detail\":\"the request body is over the limit\"}";
-		http_respond(r, 413, "application/problem+json", body, sizeof body - 1, NULL);
-	} else {
-		s->cfg.dispatch(s->cfg.app, r);
-	}
+	mark_dispatched(r);
+	s->cfg.dispatch(s->cfg.app, r);
 	if (r->response) {
 		queue_ready(r);
 	} else if (!r->status) {
@@ -194,12 +281,16 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode code)
 {
-	(void)conn;
 	(void)code;
 	http_server *s = cls;
 	http_req *r = *con_cls;
 	if (!r)
 		return;
+	http_conn *c = conn_of(conn);
+	if (c) { /* a kept-alive connection's next request has its own deadline */
+		c->busy = 0;
+		c->since = now_s();
+	}
 	if (r->prev)
 		r->prev->next = r->next;
 	else
@@ -227,13 +318,72 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode code)
 {
-	(void)conn;
-	(void)socket_context;
 	http_server *s = cls;
-	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+	http_conn *c = *socket_context;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		s->open++;
-	else if (s->open)
+		/* Without a record (out of memory) the connection has no request
+		 * deadline, only MHD's timeout. */
+		if ((c = calloc(1, sizeof *c)) != NULL) {
+			c->conn = conn;
+			c->since = now_s();
+			c->next = s->conns;
+			if (s->conns)
+				s->conns->prev = c;
+			s->conns = c;
+		}
+		*socket_context = c;
+		return;
+	}
+	if (s->open)
 		s->open--;
+	s->closed = 1;
+	if (c) {
+		if (c->prev)
+			c->prev->next = c->next;
+		else
+			s->conns = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		free(c);
+		*socket_context = NULL;
+	}
+}
+
+/*
+ * Once a second: shuts down every connection that has waited longer than
+ * the timeout for a complete request (http_conn), the slow client's
+ * defence that MHD's silence timeout is not. shutdown(2), not close(2):
+ * the descriptor stays MHD's, which sees end-of-file on it at once and
+ * closes the connection as if the client had.
+ */
+static void on_sweep(uv_timer_t *t)
+{
+	http_server *s = t->data;
+	double now = now_s();
+	int dropped = 0;
+	for (http_conn *c = s->conns; c; c = c->next) {
+		if (c->busy || c->dropped || now - c->since < (double)s->cfg.connection_timeout_s)
+			continue;
+		const union MHD_ConnectionInfo *fd =
+			MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *addr =
+			MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (!fd)
+			continue;
+		char ip[INET6_ADDRSTRLEN] = "?";
+		if (addr && addr->client_addr && addr->client_addr->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((struct sockaddr_in *)addr->client_addr)->sin_addr, ip,
+				  sizeof ip);
+		shutdown(fd->connect_fd, SHUT_RDWR);
+		c->dropped = 1;
+		s->dropped++;
+		dropped = 1;
+		fprintf(stderr, "http: closed a connection from %s: no complete request in %u s\n",
+			ip, s->cfg.connection_timeout_s);
+	}
+	if (dropped)
+		run_mhd(s); /* MHD notices the end-of-file and closes them */
 }
 
 /*
@@ -274,6 +424,7 @@ http_server *http_server_new(uv_loop_t *loop, const http_config *cfg, sf_err *er
 		NULL, NULL, on_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
 		on_connection, s, MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_limit,
 		MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
 		MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_END);
 	if (!s->mhd) {
@@ -286,16 +437,18 @@ http_server *http_server_new(uv_loop_t *loop, const http_config *cfg, sf_err *er
 	s->port = info ? info->port : cfg->port;
 	info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
 	if (!info || uv_poll_init(loop, &s->poll, info->epoll_fd) ||
-	    uv_timer_init(loop, &s->timer)) {
+	    uv_timer_init(loop, &s->timer) || uv_timer_init(loop, &s->sweep)) {
 		sf_err_set(err, SF_ESYS, "cannot watch the HTTP server's events");
 		MHD_stop_daemon(s->mhd);
 		free(s);
 		return NULL;
 	}
-	s->handles_open = 2;
+	s->handles_open = 3;
 	s->poll.data = s;
 	s->timer.data = s;
+	s->sweep.data = s;
 	uv_poll_start(&s->poll, UV_READABLE, on_poll);
+	uv_timer_start(&s->sweep, on_sweep, 1000, 1000);
 	run_mhd(s);
 	return s;
 }
@@ -308,6 +461,11 @@ int http_server_port(const http_server *s)
 unsigned http_server_connections(const http_server *s)
 {
 	return s->open;
+}
+
+unsigned long http_server_dropped(const http_server *s)
+{
+	return s->dropped;
 }
 
 void http_server_quiesce(http_server *s)
@@ -338,6 +496,7 @@ void http_server_close(http_server *s, void (*on_closed)(void *arg), void *arg)
 	s->closing = 1; /* streams end: stream_read() no longer asks the application */
 	uv_poll_stop(&s->poll);
 	uv_timer_stop(&s->timer);
+	uv_timer_stop(&s->sweep);
 	if (s->mhd) {
 		/* MHD takes resumed connections off its suspended list in MHD_run. */
 		int resumed = 0;
@@ -355,6 +514,7 @@ void http_server_close(http_server *s, void (*on_closed)(void *arg), void *arg)
 	}
 	uv_close((uv_handle_t *)&s->poll, on_handle_closed);
 	uv_close((uv_handle_t *)&s->timer, on_handle_closed);
+	uv_close((uv_handle_t *)&s->sweep, on_handle_closed);
 }
 
 /* ---- requests ---- */
@@ -377,18 +537,10 @@ static int hex_value(char c)
 				      : -1;
 }
 
-/*
- * A query value as the application should see it: '+' is a space and %XX
- * a byte; a bad escape is kept as written. Copies live until the request
- * is done.
- */
-static const char *decode_query(http_req *r, const char *raw)
+size_t http_query_decode(const char *raw, char *out)
 {
 	size_t n = strlen(raw);
-	decoded *d = malloc(sizeof *d + n + 1);
-	if (!d)
-		return NULL;
-	char *o = d->text;
+	char *o = out;
 	for (size_t i = 0; i < n; i++) {
 		int hi, lo;
 		if (raw[i] == '+') {
@@ -402,6 +554,19 @@ static const char *decode_query(http_req *r, const char *raw)
 		}
 	}
 	*o = '\0';
+	return (size_t)(o - out);
+}
+
+/*
+ * A query value as the application should see it (http_query_decode).
+ * Copies live until the request is done.
+ */
+static const char *decode_query(http_req *r, const char *raw)
+{
+	decoded *d = malloc(sizeof *d + strlen(raw) + 1);
+	if (!d)
+		return NULL;
+	http_query_decode(raw, d->text);
 	d->next = r->decoded;
 	r->decoded = d;
 	return d->text;
@@ -459,6 +624,18 @@ void *http_req_user(const http_req *r)
 	return r->user;
 }
 
+int http_req_add_headers(http_req *r, const char *const *headers)
+{
+	size_t n = 0;
+	while (headers && headers[n])
+		n += 2;
+	if (r->nextra + n > sizeof r->extra / sizeof r->extra[0])
+		return SF_EINVAL;
+	memcpy(r->extra + r->nextra, headers, n * sizeof *headers);
+	r->nextra += n;
+	return 0;
+}
+
 /* Makes `resp` the answer to `r`, with its headers, and resumes a suspended request. */
 static void attach_response(http_req *r, struct MHD_Response *resp, int status,
 			    const char *content_type, const char *const *headers)
@@ -467,6 +644,8 @@ static void attach_response(http_req *r, struct MHD_Response *resp, int status,
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	for (size_t i = 0; headers && headers[i]; i += 2)
 		MHD_add_response_header(resp, headers[i], headers[i + 1]);
+	for (size_t i = 0; i < r->nextra; i += 2)
+		MHD_add_response_header(resp, r->extra[i], r->extra[i + 1]);
 	r->status = status;
 	r->response = resp;
 	if (r->suspended) {

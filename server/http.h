@@ -42,8 +42,20 @@ typedef void (*http_done_fn)(void *app, http_req *req, int status, double second
 typedef struct http_config {
 	const char *host; /* numeric IPv4 address to bind, e.g. "127.0.0.1" */
 	int port;         /* 0: any free port (see http_server_port) */
-	size_t max_body;  /* bodies above this get 413 without reaching the app */
-	unsigned connection_limit;
+	/*
+	 * Bodies above this never reach the app: a Content-Length over it is
+	 * answered 413 before the body is read, and a chunked body that grows
+	 * past it has its connection closed.
+	 */
+	size_t max_body;
+	unsigned connection_limit; /* connections open at once; beyond, MHD closes new ones */
+	unsigned per_ip_limit;     /* the same per client address; 0: none */
+	/*
+	 * A connection is closed when it has been silent this long (MHD's
+	 * timeout), and also when it has not delivered a complete request,
+	 * headers and body, this long after it opened or after its previous
+	 * answer, however steadily it trickles bytes (a slow client).
+	 */
 	unsigned connection_timeout_s;
 	http_dispatch_fn dispatch;
 	http_done_fn done;
@@ -64,6 +76,9 @@ void http_server_quiesce(http_server *s);
 
 /* Connections currently open. */
 unsigned http_server_connections(const http_server *s);
+
+/* Connections closed so far for not delivering a request in time (connection_timeout_s). */
+unsigned long http_server_dropped(const http_server *s);
 
 /*
  * Stops MHD and closes the loop handles; `on_closed` runs on the loop thread
@@ -89,8 +104,29 @@ const char *http_req_header(const http_req *r, const char *name);
 int http_req_each_query(const http_req *r,
 			void (*fn)(void *arg, const char *key, const char *value), void *arg);
 
+/*
+ * Decodes the query key or value `raw` (NUL-terminated, as sent) into
+ * `out` (at least strlen(raw) + 1 bytes): '+' is a space and %XX a byte; a
+ * bad escape, and "%00", are kept as written, so the result holds no NUL
+ * but its terminator. Returns the decoded length (at most strlen(raw)).
+ * Pure: what http_req_query() and http_req_each_query() apply.
+ */
+size_t http_query_decode(const char *raw, char *out);
+
 /* The body (NUL-terminated; may contain NULs) and its length. */
 const char *http_req_body(const http_req *r, size_t *len);
+
+/* Extra headers http_req_add_headers() may attach to one request. */
+#define HTTP_REQ_EXTRA 8
+
+/*
+ * Headers (name, value pairs ended by NULL) that the answer to `r` carries
+ * besides its own, whichever handler gives it: set before routing, for
+ * headers every answer needs (CORS). The array is copied, the strings are
+ * not: they must stay valid until `r` is answered. Returns 0, or SF_EINVAL
+ * (nothing added) when the request would hold more than HTTP_REQ_EXTRA.
+ */
+int http_req_add_headers(http_req *r, const char *const *headers);
 
 /* Application data attached to the request (e.g. the route name), and the
  * value given to the last http_req_set_user(). */

@@ -21,6 +21,16 @@
  * shutdown the same flag is raised with reason "shutdown", and a job that
  * stops for that reason goes back to queued in the store, to run again after
  * a restart with the same seed and so the same result.
+ *
+ * When the store cannot write (a full disk, a read-only file: store.h),
+ * nothing is dropped and nothing is written half. A submit or a cancel it
+ * cannot record is refused (507 or 503) and changes nothing. A job whose
+ * start it cannot record stays first in the queue; a job whose outcome it
+ * cannot record keeps its result and its worker slot (job_settle()). A
+ * timer (store_retry_tick(), every second) probes the store and, once it
+ * takes writes, records the waiting outcomes and starts the queue again; a
+ * stop lets the waiting jobs go unrecorded, still running in the store,
+ * which requeues them at the next start.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -30,9 +40,10 @@
 
 #include "../core/kinds.h"
 #include "../core/sha256.h"
+#include "job_request.h"
 #include "service.h"
 
-#define SEED_MAX 9007199254740991ULL /* 2^53 - 1: exact in every JSON client */
+#define SEED_MAX JOB_SEED_MAX /* 2^53 - 1: exact in every JSON client */
 
 enum { CANCEL_NONE, CANCEL_USER, CANCEL_SHUTDOWN };
 
@@ -54,6 +65,8 @@ struct job_rt {
 	ga_generation *pending; /* every generation not yet handed to events.c */
 	size_t npending, pending_cap;
 	ga_generation shown; /* loop thread's copy */
+	int awaiting;        /* returned; its outcome waits for the store (job_settle) */
+	int start_waits;     /* queued; its start waits for the store (logged once) */
 	job_rt *next, *prev;
 };
 
@@ -111,6 +124,19 @@ static void queue_push(service *svc, job_rt *j)
 	else
 		svc->queue_head = j;
 	svc->queue_tail = j;
+	svc->queued++;
+}
+
+/* Puts `j` back at the head of the queue: its start could not be recorded. */
+static void queue_push_front(service *svc, job_rt *j)
+{
+	j->prev = NULL;
+	j->next = svc->queue_head;
+	if (svc->queue_head)
+		svc->queue_head->prev = j;
+	else
+		svc->queue_tail = j;
+	svc->queue_head = j;
 	svc->queued++;
 }
 
@@ -220,6 +246,9 @@ static void job_work(uv_work_t *w)
 			     .progress = job_progress,
 			     .progress_arg = j,
 			     .cancel = &j->cancel,
+			     /* the wall-clock budget: the generator stops at its next
+			      * generation past it, with status timed_out */
+			     .deadline = ga_clock_now() + j->svc->cfg.job_timeout_s,
 			     .eval_cache = evalcache_iface(j->svc->evals),
 			     .resource = res_fetch,
 			     .resource_ctx = j->svc->resources };
@@ -294,6 +323,186 @@ done:
 	return rc;
 }
 
+/* ---- recording outcomes, and waiting for the store ---- */
+
+/*
+ * How often, while the store cannot write (a full disk, a read-only file;
+ * store.h), the scheduler probes it and retries what waits for it: the
+ * outcomes of jobs that have finished, and the start of the next queued
+ * job. A second is short next to a job and long next to a probe.
+ */
+#define STORE_RETRY_MS 1000
+
+static void store_retry_tick(uv_timer_t *t);
+
+/* Arms the retry timer unless it runs already. */
+static void store_retry_arm(service *svc)
+{
+	if (!svc->db)
+		return; /* closed: nothing left to retry */
+	if (!svc->store_retry_ready) {
+		uv_timer_init(svc->loop, &svc->store_retry);
+		svc->store_retry.data = svc;
+		svc->store_retry_ready = 1;
+	}
+	if (!uv_is_active((uv_handle_t *)&svc->store_retry))
+		uv_timer_start(&svc->store_retry, store_retry_tick, STORE_RETRY_MS, STORE_RETRY_MS);
+}
+
+/* Probes the store again every second while it reports a fault (service.h). */
+void jobs_storage_watch(service *svc)
+{
+	if (svc->db && store_write_fault(svc->db, NULL) != STORE_OK)
+		store_retry_arm(svc);
+}
+
+/*
+ * Answers a request whose write the store did not take (rc, err): 507
+ * when the storage is full, 503 when it cannot be written for another
+ * reason (read-only, failing, locked), both with Retry-After and a detail
+ * saying that nothing was recorded; 500 for anything else.
+ */
+static void respond_store_error(service *svc, http_req *r, int rc, const sf_err *err,
+				const char *what)
+{
+	const char *h[] = { "Retry-After", "5", NULL };
+	if (rc != SF_ESYS) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err->msg);
+		return;
+	}
+	if (store_write_fault(svc->db, NULL) == STORE_FULL)
+		respond_problem(r, 507, "insufficient-storage", "Insufficient storage", h,
+				"%s: the database or its disk is full, so nothing was recorded; "
+				"retry when space returns (%s)",
+				what, err->msg);
+	else
+		respond_problem(r, 503, "storage-unavailable", "Storage unavailable", h,
+				"%s: the database cannot be written now, so nothing was recorded; "
+				"retry later (%s)",
+				what, err->msg);
+	jobs_storage_watch(svc);
+}
+
+/*
+ * Writes what a job whose generator has returned came to: its last
+ * progress, then its outcome. Returns 0 once that is done, or refused for
+ * good (logged: the job failed, or was final already); SF_ESYS, with
+ * `err` set and nothing logged, when the storage did not take a write,
+ * which may then be retried whole (each write is its own transaction, and
+ * the progress repeats harmlessly). Sets *ended when the job is final in
+ * the store, so that its watchers may be told.
+ */
+static int job_record(service *svc, job_rt *j, int *ended, sf_err *err)
+{
+	int rc;
+	const char *outcome =
+		j->result ? json_string_value(json_object_get(j->result, "status")) : NULL;
+	const char *transition;
+	char detail[320];
+	*ended = 1;
+	/* The last progress the generator reported becomes the job's record. */
+	if (j->shown.generations &&
+	    (rc = store_job_progress(svc->db, j->id, j->shown.generation, j->shown.generations,
+				     j->shown.best, err)) != 0) {
+		if (rc == SF_ESYS)
+			return rc;
+		fprintf(stderr, "job %s: store: %s\n", j->id, err->msg);
+	}
+	if (!j->result) {
+		rc = store_job_failed(svc->db, j->id, j->err.msg, err);
+		transition = "failed";
+		snprintf(detail, sizeof detail, "error=\"%s\"", j->err.msg);
+	} else if (outcome && !strcmp(outcome, "completed")) {
+		rc = store_levels(svc, j, err);
+		transition = "succeeded";
+		snprintf(detail, sizeof detail, "levels=%zu",
+			 json_array_size(json_object_get(j->result, "levels")));
+		if (rc && rc != SF_ESYS) {
+			/* Levels the store refuses for good: the job fails, saying why. */
+			transition = "failed";
+			snprintf(detail, sizeof detail, "%s", err->msg);
+			sf_err e2 = { 0 };
+			int rc2 = store_job_failed(svc->db, j->id, err->msg, &e2);
+			if (rc2 == SF_ESYS) {
+				*err = e2;
+				rc = rc2;
+			}
+		}
+	} else if (outcome && !strcmp(outcome, "timed_out")) {
+		/* Final even when a cancel or a shutdown came after: run again it
+		 * would time out again. Like a cancelled job it keeps no levels:
+		 * a failed job has none (schema/job.schema.json). */
+		char why[200];
+		snprintf(why, sizeof why,
+			 "timed_out: the job ran longer than its budget of %d s (--job-timeout) "
+			 "and stopped after generation %d of %d",
+			 svc->cfg.job_timeout_s, j->shown.generation, j->shown.generations);
+		rc = store_job_failed(svc->db, j->id, why, err);
+		transition = "failed";
+		snprintf(detail, sizeof detail, "reason=timed_out budget=%ds",
+			 svc->cfg.job_timeout_s);
+	} else if (j->cancel_reason == CANCEL_SHUTDOWN) {
+		rc = store_job_requeue(svc->db, j->id, err);
+		transition = "requeued";
+		snprintf(detail, sizeof detail, "reason=shutdown");
+		*ended = 0;
+	} else if (j->cancel_reason == CANCEL_USER) {
+		rc = store_job_cancelled(svc->db, j->id, err);
+		transition = "cancelled";
+		detail[0] = '\0';
+	} else {
+		rc = store_job_failed(svc->db, j->id, "the job stopped before completing", err);
+		transition = "failed";
+		snprintf(detail, sizeof detail, "%s", outcome ? outcome : "");
+	}
+	if (rc == SF_ESYS)
+		return rc;
+	log_job(j, transition, detail[0] ? detail : NULL);
+	if (rc)
+		fprintf(stderr, "job %s: store: %s\n", j->id, err->msg);
+	return 0;
+}
+
+/*
+ * Records a job whose generator has returned and lets it go: off the
+ * running list, its watchers told, its memory freed. When the storage does
+ * not take the write, the job keeps its worker slot and its result, and
+ * waits: store_retry_tick() calls again once the store can write. Keeping
+ * the slot is deliberate: the next job could not record its own result
+ * either. When the service is stopping the job is let go unrecorded
+ * instead; the store still has it running, so the next start requeues it,
+ * and its seed gives the same levels again.
+ */
+static void job_settle(service *svc, job_rt *j)
+{
+	sf_err err = { 0 };
+	int ended = 0;
+	int rc = job_record(svc, j, &ended, &err);
+	if (rc == SF_ESYS && !svc->stopping) {
+		if (!j->awaiting) {
+			j->awaiting = 1;
+			svc->awaiting_store++;
+			char detail[300];
+			snprintf(detail, sizeof detail, "store=\"%s\"", err.msg);
+			log_job(j, "waiting", detail);
+		}
+		store_retry_arm(svc);
+		return;
+	}
+	if (rc == SF_ESYS) {
+		char detail[300];
+		snprintf(detail, sizeof detail, "reason=shutdown store=\"%s\"", err.msg);
+		log_job(j, "unrecorded", detail); /* the next start runs it again */
+		ended = 0;
+	}
+	if (j->awaiting)
+		svc->awaiting_store--;
+	running_remove(svc, j);
+	if (ended)
+		events_job_ended(svc, j->id); /* its watchers' streams end (events.c) */
+	job_rt_free(j);
+}
+
 static void jobs_pump(service *svc);
 
 static void job_after(uv_work_t *w, int status)
@@ -301,52 +510,41 @@ static void job_after(uv_work_t *w, int status)
 	(void)status;
 	job_rt *j = w->data;
 	service *svc = j->svc;
-	running_remove(svc, j);
 	metrics_job_run(svc->metrics, mono_s() - j->started_at);
 	sf_err err = { 0 };
-	int rc = 0;
-	const char *outcome =
-		j->result ? json_string_value(json_object_get(j->result, "status")) : NULL;
-	char detail[320];
-	int requeued = 0;
 	/* Evaluations the job computed, for later jobs and requests. */
 	if (evalcache_flush(svc->evals, svc->db, &err))
 		fprintf(stderr, "job %s: evaluation cache: %s\n", j->id, err.msg);
-	/* The last progress the generator reported becomes the job's record. */
 	job_take_progress(j);
-	if (j->shown.generations && store_job_progress(svc->db, j->id, j->shown.generation,
-						       j->shown.generations, j->shown.best, &err))
-		fprintf(stderr, "job %s: store: %s\n", j->id, err.msg);
-	if (!j->result) {
-		rc = store_job_failed(svc->db, j->id, j->err.msg, &err);
-		snprintf(detail, sizeof detail, "error=\"%s\"", j->err.msg);
-		log_job(j, "failed", detail);
-	} else if (outcome && !strcmp(outcome, "completed")) {
-		rc = store_levels(svc, j, &err);
-		snprintf(detail, sizeof detail, "levels=%zu",
-			 json_array_size(json_object_get(j->result, "levels")));
-		log_job(j, rc ? "failed" : "succeeded", rc ? err.msg : detail);
-		if (rc) {
-			sf_err e2;
-			store_job_failed(svc->db, j->id, err.msg, &e2);
-		}
-	} else if (j->cancel_reason == CANCEL_SHUTDOWN) {
-		rc = store_job_requeue(svc->db, j->id, &err);
-		log_job(j, "requeued", "reason=shutdown");
-		requeued = 1;
-	} else if (j->cancel_reason == CANCEL_USER) {
-		rc = store_job_cancelled(svc->db, j->id, &err);
-		log_job(j, "cancelled", NULL);
-	} else {
-		rc = store_job_failed(svc->db, j->id, "the job stopped before completing", &err);
-		log_job(j, "failed", outcome);
-	}
-	if (rc)
-		fprintf(stderr, "job %s: store: %s\n", j->id, err.msg);
-	if (!requeued)
-		events_job_ended(svc, j->id); /* its watchers' streams end (events.c) */
-	job_rt_free(j);
+	job_settle(svc, j);
 	jobs_pump(svc);
+}
+
+/*
+ * Every second while something waits for the store: probes it when it has
+ * reported a fault, and once it can write (or the service is stopping)
+ * records the outcomes that wait and starts queued jobs again. Stops
+ * itself once nothing waits.
+ */
+static void store_retry_tick(uv_timer_t *t)
+{
+	service *svc = t->data;
+	sf_err err = { 0 };
+	int writable = store_write_fault(svc->db, NULL) == STORE_OK ||
+		       store_probe_write(svc->db, &err) == 0;
+	if (writable || svc->stopping) {
+		for (job_rt *j = svc->running, *next; j; j = next) {
+			next = j->next;
+			if (j->awaiting)
+				job_settle(svc, j);
+		}
+		jobs_pump(svc);
+	}
+	if (!svc->db)
+		return; /* the stop has finished: jobs_free_queue() closed this timer */
+	int blocked = svc->queue_head && svc->nrunning < svc->cfg.workers && !svc->stopping;
+	if (!svc->awaiting_store && !blocked && store_write_fault(svc->db, NULL) == STORE_OK)
+		uv_timer_stop(t);
 }
 
 /* Starts queued jobs while there are free workers. */
@@ -356,7 +554,18 @@ static void jobs_pump(service *svc)
 		job_rt *j = svc->queue_head;
 		queue_remove(svc, j);
 		sf_err err;
-		if (store_job_started(svc->db, j->id, &err)) {
+		int rc = store_job_started(svc->db, j->id, &err);
+		if (rc == SF_ESYS) {
+			/* The storage cannot take the start: the job stays first in
+			 * the queue, and the retry timer starts it when it can. */
+			if (!j->start_waits++)
+				fprintf(stderr, "job %s: store: %s (stays queued)\n", j->id,
+					err.msg);
+			queue_push_front(svc, j);
+			store_retry_arm(svc);
+			break;
+		}
+		if (rc) {
 			fprintf(stderr, "job %s: store: %s\n", j->id, err.msg);
 			events_job_ended(svc, j->id);
 			job_rt_free(j);
@@ -385,14 +594,24 @@ void jobs_free_queue(service *svc)
 		queue_remove(svc, j);
 		job_rt_free(j); /* still queued in the store: a restart runs it */
 	}
+	if (svc->store_retry_ready && !uv_is_closing((uv_handle_t *)&svc->store_retry))
+		uv_close((uv_handle_t *)&svc->store_retry, NULL);
 }
 
 void jobs_stop_all(service *svc)
 {
+	int awaiting = 0;
 	for (job_rt *j = svc->running; j; j = j->next) {
+		if (j->awaiting) {
+			awaiting = 1; /* returned already: its outcome stands */
+			continue;
+		}
 		j->cancel_reason = CANCEL_SHUTDOWN;
 		atomic_store(&j->cancel, 1);
 	}
+	/* Outcomes waiting for the store get one last try now, not in a second. */
+	if (awaiting && svc->store_retry_ready)
+		uv_timer_start(&svc->store_retry, store_retry_tick, 0, STORE_RETRY_MS);
 }
 
 int jobs_resume_pending(service *svc, sf_err *err)
@@ -502,66 +721,20 @@ static int random_bytes(uint8_t *buf, size_t n)
 
 void jobs_submit(service *svc, http_req *r, const route_match *m)
 {
-	char kinds[128]; /* for messages: the kinds there are */
 	(void)m;
 	size_t len;
 	const char *body = http_req_body(r, &len);
-	json_error_t jerr;
-	json_t *req = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
-	if (!req) {
-		respond_problem(r, 400, "invalid-json", "Malformed JSON", NULL,
-				"the body is not valid JSON: %s (line %d, column %d)", jerr.text,
-				jerr.line, jerr.column);
+	job_request jr;
+	job_request_problem bad;
+	if (jobs_parse_request(body, len, &jr, &bad)) {
+		respond_problem(r, bad.status, bad.slug, bad.title, NULL, "%s", bad.detail);
 		return;
 	}
-	const char *key;
-	json_t *v;
-	if (!json_is_object(req)) {
-		respond_problem(r, 400, "invalid-request", "Invalid job request", NULL,
-				"the body must be a JSON object with kind, params and seed");
-		goto out;
-	}
-	json_object_foreach(req, key, v)
-	{
-		if (strcmp(key, "kind") && strcmp(key, "params") && strcmp(key, "seed")) {
-			respond_problem(r, 400, "invalid-request", "Invalid job request", NULL,
-					"unknown field '%s' (allowed: kind, params, seed)", key);
-			goto out;
-		}
-	}
-	json_t *kj = json_object_get(req, "kind"), *pj = json_object_get(req, "params");
-	json_t *sj = json_object_get(req, "seed");
-	if (!json_is_string(kj)) {
-		respond_problem(r, 400, "invalid-request", "Invalid job request", NULL,
-				"kind must be a string naming a level kind (allowed: %s)",
-				sf_kind_names(kinds, sizeof kinds));
-		goto out;
-	}
-	if (pj && !json_is_object(pj)) {
-		respond_problem(r, 400, "invalid-request", "Invalid job request", NULL,
-				"params must be a JSON object");
-		goto out;
-	}
-	if (sj && (!json_is_integer(sj) || json_integer_value(sj) < 0 ||
-		   (uint64_t)json_integer_value(sj) > SEED_MAX)) {
-		respond_problem(r, 400, "invalid-request", "Invalid job request", NULL,
-				"seed must be an integer in 0..%llu", (unsigned long long)SEED_MAX);
-		goto out;
-	}
-	const sf_kind *kind = sf_kind_find(json_string_value(kj));
-	if (!kind) {
-		respond_problem(r, 422, "unknown-kind", "Unknown level kind", NULL,
-				"kind '%s' is unknown (allowed: %s)", json_string_value(kj),
-				sf_kind_names(kinds, sizeof kinds));
-		goto out;
-	}
+	json_t *req = jr.doc;
+	const json_t *pj = jr.params_js, *sj = jr.seed_js;
+	const sf_kind *kind = jr.kind;
+	void *params = jr.params;
 	sf_err err = { 0 };
-	void *params = kind->params_parse(pj, &err);
-	if (!params) {
-		respond_problem(r, 422, "invalid-params", "Invalid parameters", NULL, "%s",
-				err.msg);
-		goto out;
-	}
 	/* A job naming a resource that is not there could only fail: refuse it now. */
 	const char *rtype = NULL;
 	const char *rname = kind->params_resource ? kind->params_resource(params, &rtype) : NULL;
@@ -646,7 +819,7 @@ void jobs_submit(service *svc, http_req *r, const route_match *m)
 	}
 	if (rc) {
 		kind->params_free(params);
-		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
+		respond_store_error(svc, r, rc, &err, "the job could not be recorded");
 		goto out;
 	}
 	if (existing) {
@@ -681,8 +854,13 @@ void jobs_cancel(service *svc, http_req *r, const route_match *m)
 	job_rt *q = find_in(svc->queue_head, id);
 	sf_err err = { 0 };
 	if (q) {
+		int rc = store_job_cancelled(svc->db, id, &err);
+		if (rc == SF_ESYS) { /* still queued, in the store as here */
+			respond_store_error(svc, r, rc, &err, "the cancel could not be recorded");
+			return;
+		}
 		queue_remove(svc, q);
-		if (store_job_cancelled(svc->db, id, &err))
+		if (rc)
 			fprintf(stderr, "job %s: store: %s\n", id, err.msg);
 		log_job(q, "cancelled", "while queued");
 		events_job_ended(svc, id);
@@ -691,6 +869,15 @@ void jobs_cancel(service *svc, http_req *r, const route_match *m)
 		return;
 	}
 	job_rt *run = find_in(svc->running, id);
+	if (run && run->awaiting) {
+		const char *why;
+		store_write_fault(svc->db, &why);
+		respond_problem(r, 409, "job-finished", "Job already finished", NULL,
+				"job '%s' has finished running and can no longer be cancelled; its "
+				"outcome waits for the database to take writes again (%s)",
+				id, *why ? why : "retrying");
+		return;
+	}
 	if (run) {
 		run->cancel_reason = CANCEL_USER;
 		atomic_store(&run->cancel, 1);

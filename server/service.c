@@ -14,8 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
+#include "../core/json_depth.h"
 #include "../core/kinds.h"
 #include "embedded.h"
 #include "service.h"
@@ -209,14 +211,22 @@ static void readyz(service *svc, http_req *r, const route_match *m)
 	int version = store_version(svc->db);
 	int migrated = version == store_latest_version();
 	int room = svc->queued < svc->cfg.max_queue;
-	int ready = migrated && room && !svc->stopping;
+	/* A store that cannot write (store.h) is probed every second (jobs.c). */
+	const char *fault_msg;
+	int fault = store_write_fault(svc->db, &fault_msg);
+	jobs_storage_watch(svc);
+	int ready = migrated && room && !svc->stopping && fault == STORE_OK;
 	const char *h[] = { "Cache-Control", "no-store", NULL };
 	respond_json(r, ready ? 200 : 503,
-		     json_pack("{s:s, s:{s:b, s:i, s:b, s:i, s:i, s:b}}", "status",
+		     json_pack("{s:s, s:{s:b, s:i, s:b, s:i, s:i, s:b, s:s, s:o}}", "status",
 			       ready ? "ready" : "not ready", "checks", "database", version > 0,
 			       "schema_version", version, "migrations_applied", migrated, "queued",
 			       svc->queued, "max_queue", svc->cfg.max_queue, "stopping",
-			       svc->stopping),
+			       svc->stopping, "storage",
+			       fault == STORE_FULL         ? "full"
+			       : fault == STORE_UNWRITABLE ? "unwritable"
+							   : "ok",
+			       "storage_error", fault ? json_string(fault_msg) : json_null()),
 		     h);
 }
 
@@ -283,12 +293,25 @@ static const route routes[] = {
 };
 
 /*
+ * Who may call what (access.c, service.h). With a token file, the routes
+ * that change state need a bearer token; so does every resource upload
+ * route that service_routes_build adds. A route that is not GET must be
+ * named in one of the first two lists, or the service refuses to start.
+ */
+const char *const service_writing_routes[] = { "jobs.submit", "jobs.cancel", NULL };
+/* Not GET, but changing nothing: a check only computes. */
+const char *const service_computing_routes[] = { "kinds.check", NULL };
+/* Open even with --auth-reads: probes, the API document, the dashboard's files. */
+const char *const service_public_routes[] = { "healthz",   "readyz",   "openapi",
+					      "web.index", "web.file", NULL };
+
+/*
  * The route table: the fixed routes above, then POST /v1/<collection> and
  * GET /v1/<collection>/{name} for every resource type a registered kind
  * declares (core/kinds.h), each route carrying its sf_resource_kind as arg.
  * Built once at start; the loop thread only reads it.
  */
-static int routes_build(service *svc, sf_err *err)
+int service_routes_build(service *svc, sf_err *err)
 {
 	size_t nfixed = sizeof routes / sizeof routes[0], nres = 0;
 	for (size_t i = 0; i < sf_kind_count(); i++)
@@ -326,12 +349,35 @@ static int routes_build(service *svc, sf_err *err)
 	return 0;
 }
 
+/*
+ * Answers 400 and returns 1 when the body nests deeper than
+ * SF_JSON_MAX_DEPTH, before any handler gives it to jansson (json_depth.h).
+ * Every body but a text/csv one is scanned: clients send JSON under many
+ * media types, curl -d's form type among them.
+ */
+static int body_too_deep(http_req *r)
+{
+	size_t len;
+	const char *body = http_req_body(r, &len);
+	const char *type = http_req_header(r, "Content-Type");
+	if (!len || (type && !strncasecmp(type, "text/csv", 8)))
+		return 0;
+	if (sf_json_depth(body, len, SF_JSON_MAX_DEPTH) <= SF_JSON_MAX_DEPTH)
+		return 0;
+	respond_problem(r, 400, "invalid-json", "Malformed JSON", NULL,
+			"the body nests arrays and objects more than %d deep (the limit)",
+			SF_JSON_MAX_DEPTH);
+	return 1;
+}
+
 static void dispatch(void *app, http_req *r)
 {
 	service *svc = app;
 	const char *method = http_req_method(r);
 	if (!strcmp(method, "HEAD"))
 		method = "GET"; /* MHD sends the headers only */
+	if (access_begin(svc, r))
+		return; /* a CORS preflight, answered before routing */
 	route_match m;
 	int status = 0;
 	char allow[64];
@@ -350,6 +396,10 @@ static void dispatch(void *app, http_req *r)
 		}
 		return;
 	}
+	if (!access_allowed(svc, r, rt))
+		return; /* 401: a bearer token is needed */
+	if (body_too_deep(r))
+		return;
 	handler_fn fn;
 	memcpy(&fn, &rt->handler, sizeof fn);
 	fn(svc, r, &m);
@@ -394,8 +444,8 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 		return sf_err_set(err, SF_ENOMEM, "out of memory for the evaluation cache");
 	if (!(svc->resources = res_pool_new(cfg->db_path)))
 		return sf_err_set(err, SF_ENOMEM, "out of memory for the resource reader");
-	int rc = routes_build(svc, err);
-	if (rc)
+	int rc = service_routes_build(svc, err);
+	if (rc || (rc = access_build(svc, err)) != 0)
 		return rc;
 	/* stderr is block-buffered (cmd_serve.c): flush it four times a second. */
 	uv_timer_init(loop, &svc->log_flush);
@@ -412,13 +462,15 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 	http_config hc = { .host = cfg->host,
 			   .port = cfg->port,
 			   .max_body = cfg->max_body,
-			   .connection_limit = 1024,
-			   .connection_timeout_s = 30,
+			   .connection_limit = cfg->max_connections,
+			   .per_ip_limit = cfg->max_connections_per_ip,
+			   .connection_timeout_s = cfg->connection_timeout_s,
 			   .dispatch = dispatch,
 			   .done = request_done,
 			   .app = svc };
 	if (!(svc->http = http_server_new(loop, &hc, err)))
 		return err->code;
+	access_log(svc);
 	fprintf(stderr, "serve: listening on http://%s:%d (workers %d, max queue %d)\n", cfg->host,
 		http_server_port(svc->http), cfg->workers, cfg->max_queue);
 	fflush(stderr);
@@ -450,8 +502,10 @@ static void on_http_closed(void *arg)
 	svc->resources = NULL;
 	free(svc->routes);
 	free(svc->route_text);
+	free(svc->route_access);
 	svc->routes = NULL;
 	svc->route_text = NULL;
+	svc->route_access = NULL;
 	fprintf(stderr, "serve: stopped\n");
 	fflush(stderr);
 }

@@ -14,6 +14,8 @@
 #include <uv.h>
 
 #include "../core/search/ga.h"
+#include "auth.h"
+#include "cors.h"
 #include "evalcache.h"
 #include "http.h"
 #include "metrics.h"
@@ -31,6 +33,15 @@ typedef struct service_config {
 	int job_threads;    /* evaluation threads per job */
 	double eval_budget; /* conformations an evaluation request may cost */
 	size_t max_body;
+	/* Limits (docs/RELIABILITY.md): a job's wall-clock budget once running,
+	 * connections open at once (in all, per client address; 0: no per-address
+	 * limit), and how long a connection may take to deliver a request. */
+	int job_timeout_s;
+	unsigned max_connections, max_connections_per_ip, connection_timeout_s;
+	/* access.c; both owned by the caller of service_start, and outliving the service */
+	const auth_tokens *tokens; /* NULL: no route needs a token */
+	int auth_reads;            /* with tokens: the reading routes need one too */
+	const cors_policy *cors;   /* NULL: no CORS headers, and OPTIONS is a 405 */
 } service_config;
 
 typedef struct job_rt job_rt;
@@ -51,12 +62,19 @@ typedef struct service {
 	route *routes;             /* the route table (service.c builds it at start) */
 	size_t nroutes;
 	char (*route_text)[4][96]; /* patterns and names of the resource routes */
+	/* access.c: each route's ACCESS_* class, parallel to routes */
+	unsigned char *route_access;
 	int stopping;
 	/* jobs.c */
 	job_rt *queue_head, *queue_tail; /* waiting, oldest first */
 	int queued;
 	job_rt *running; /* list of running jobs */
 	int nrunning;
+	/* jobs.c: while the store cannot write (store.h), a timer probes it and
+	 * retries what waits: outcomes of finished jobs, the next start. */
+	uv_timer_t store_retry;
+	int store_retry_ready; /* store_retry is initialised */
+	int awaiting_store;    /* running jobs whose outcome waits for the store */
 	/* evaluations.c */
 	int evaluations_running;
 	/* checks.c */
@@ -71,6 +89,15 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 
 /* Begins a graceful stop: no new connections, running jobs requeued at their next generation. */
 void service_stop(service *svc);
+
+/*
+ * Fills svc->routes[0..svc->nroutes-1] (and svc->route_text, which they
+ * point into) with the service's route table: the fixed routes and those of
+ * every registered kind's resource type. Needs nothing else of `svc`, so a
+ * test or fuzz target may call it on a zeroed service; the caller frees
+ * svc->routes and svc->route_text. Returns 0, or SF_ENOMEM with err set.
+ */
+int service_routes_build(service *svc, sf_err *err);
 
 /* ---- responses (service.c) ---- */
 
@@ -164,5 +191,56 @@ void jobs_on_progress(uv_async_t *a);
 void jobs_stop_all(service *svc);
 /* jobs.c: drop the in-memory queue at exit (the store keeps the jobs queued). */
 void jobs_free_queue(service *svc);
+/* jobs.c: while the store reports a fault (store_write_fault()), probe it
+ * every second, so that it is seen to recover (readyz calls this). */
+void jobs_storage_watch(service *svc);
+
+/* ---- access: bearer tokens and CORS (access.c) ---- */
+
+/* A route's access class. */
+enum {
+	ACCESS_READ = 0,   /* open, unless --auth-reads */
+	ACCESS_WRITE = 1,  /* needs a token whenever there is a token file */
+	ACCESS_PUBLIC = 2, /* always open: probes, the API document, the dashboard's files */
+};
+
+/*
+ * service.c, beside the route table: the names of the routes that change
+ * state (every resource upload route is one too, whatever its name), of
+ * the routes that are not GET but change nothing, and of the routes that
+ * stay open even with --auth-reads. Each list ends with NULL.
+ */
+extern const char *const service_writing_routes[];
+extern const char *const service_computing_routes[];
+extern const char *const service_public_routes[];
+
+/*
+ * Classifies every route of svc->routes into svc->route_access (freed with
+ * the route table). Returns 0; SF_ENOMEM; or SF_EINVAL with err naming a
+ * route that is not GET and is in neither service_writing_routes nor
+ * service_computing_routes, so that a new writing route cannot be left
+ * open by omission.
+ */
+int access_build(service *svc, sf_err *err);
+
+/* Logs one line on how access is configured (tokens, CORS origins); never a token. */
+void access_log(const service *svc);
+
+/*
+ * Called first for every request. With CORS configured, attaches the CORS
+ * headers its answer will carry (Vary: Origin, and for an allowed Origin
+ * Access-Control-Allow-Origin and -Expose-Headers) and answers a preflight
+ * (OPTIONS to a path the route table knows: 204 with Allow and, for an
+ * allowed Origin, Access-Control-Allow-Methods, -Allow-Headers, -Max-Age).
+ * Returns 1 when it answered `r`, else 0. Without CORS it does nothing.
+ */
+int access_begin(service *svc, http_req *r);
+
+/*
+ * Called with the route `rt` found for `r`: returns 1 when the request may
+ * go on; otherwise answers 401 (problem type unauthorized, with
+ * WWW-Authenticate: Bearer realm="starforge") and returns 0.
+ */
+int access_allowed(service *svc, http_req *r, const route *rt);
 
 #endif

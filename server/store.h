@@ -262,4 +262,55 @@ int store_get_resource(store *s, const char *type, const char *name, char **form
 /* Frees the strings of `job` and zeroes it. */
 void store_job_clear(store_job *job);
 
+/*
+ * Storage faults (docs/RELIABILITY.md, "Faults"). A call on a READWRITE
+ * handle that fails because the storage refuses to write returns SF_ESYS
+ * like any other I/O failure, and also puts the store in a fault state:
+ * STORE_FULL when the disk or the database's page limit is full
+ * (SQLITE_FULL), STORE_UNWRITABLE when the file or its file system is
+ * read-only or failing (SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN,
+ * SQLITE_CORRUPT, SQLITE_NOTADB). A lock held too long (SQLITE_BUSY) is not
+ * a fault. Reads keep working in either state.
+ *
+ * The state is sticky: only store_probe_write() clears it, since a write
+ * that happens to fit (an update in place on a full disk) says nothing of
+ * the next one. store_write_fault() returns it, and sets *msg (when not
+ * NULL) to SQLite's message for it, owned by the store and valid until the
+ * next call on `s`; "" when there is no fault.
+ */
+enum { STORE_OK = 0, STORE_FULL = 1, STORE_UNWRITABLE = 2 };
+int store_write_fault(const store *s, const char **msg);
+
+/*
+ * Checks that the store can take writes again: commits a change that
+ * changes nothing (the schema version rewritten with its own value, which
+ * still goes through the journal and fsync), then checks for room: the
+ * database below its page limit (PRAGMA max_page_count) and at least
+ * STORE_MIN_FREE_BYTES free on its file system. Returns 0 and clears the
+ * fault state, or SF_ESYS with the fault state set (STORE_FULL when there
+ * is no room) and `err` saying why.
+ */
+#define STORE_MIN_FREE_BYTES (1024 * 1024)
+int store_probe_write(store *s, sf_err *err);
+
+/*
+ * Test seam: simulates a storage fault on a READWRITE handle, with SQLite's
+ * own limits, so that every layer above sees the codes and messages a real
+ * fault gives. STORE_FULL caps the database at its current size (PRAGMA
+ * max_page_count, which SQLite clamps to the page count): a write that
+ * needs a new page fails with SQLITE_FULL, "database or disk is full".
+ * STORE_UNWRITABLE makes the connection refuse every write (PRAGMA
+ * query_only): SQLITE_READONLY, "attempt to write a readonly database".
+ * STORE_OK lifts both. Returns 0 or SF_EINVAL (a READONLY handle, an
+ * unknown fault).
+ *
+ * A READWRITE store opened while the environment variable
+ * STARFORGE_TEST_STORAGE_FAULT names a file reads that file before every
+ * write transaction: "full" or "readonly" (a trailing newline allowed)
+ * simulates that fault, anything else (or no file) lifts it. That is how
+ * the integration tests fill the disk of a running server and free it
+ * again; it is a test knob, not an operations feature.
+ */
+int store_simulate_fault(store *s, int fault, sf_err *err);
+
 #endif

@@ -24,9 +24,17 @@
  * READONLY handle never prepares the writers' statements. Level listings
  * differ in shape (a kind or not, which filters), so store_sqlite_jobs.c
  * assembles their text from fixed fragments and keeps the few shapes in use
- * prepared (lists[]). The only SQL built from a number is
- * "PRAGMA user_version = N", whose N is a migration's version from the
- * table compiled into the binary (PRAGMA takes no parameters).
+ * prepared (lists[]). The only SQL built from numbers are PRAGMAs (which
+ * take no parameters) whose numbers are the store's own: "PRAGMA
+ * user_version = N" with a migration's version from the table compiled
+ * into the binary (or, in store_probe_write(), the version it already
+ * has), and "PRAGMA max_page_count = N" with the limit read at open.
+ *
+ * Storage faults: store__db_err() sees every failure, so it is where a
+ * READWRITE handle notes that the storage refused to write (store.h);
+ * store_probe_write() is the one way back. The test seam that simulates a
+ * fault (store_simulate_fault()) sits in store__begin(), before every
+ * writing transaction.
  *
  * Migrations: each entry of the table is run with sqlite3_exec inside its
  * own BEGIN IMMEDIATE transaction, which re-reads user_version first (a
@@ -41,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "embedded.h"
@@ -153,7 +162,35 @@ static int code_of(int rc)
 	}
 }
 
-/* Records what was being done and SQLite's message; returns the SF_E* code. */
+/* The storage fault (store.h) an SQLite result code means, or STORE_OK. */
+static int fault_of(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_FULL:
+		return STORE_FULL;
+	case SQLITE_READONLY:
+	case SQLITE_IOERR:
+	case SQLITE_CANTOPEN:
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return STORE_UNWRITABLE;
+	default:
+		return STORE_OK;
+	}
+}
+
+/* Enters the fault state `fault` with the message `msg`. */
+static void set_fault(store *s, int fault, const char *msg)
+{
+	s->fault = fault;
+	snprintf(s->fault_msg, sizeof s->fault_msg, "%s", msg);
+}
+
+/*
+ * Records what was being done and SQLite's message; returns the SF_E* code.
+ * On a READWRITE handle a code that means the storage refused also sets
+ * the fault state.
+ */
 int store__db_err(store *s, int rc, sf_err *err, const char *fmt, ...)
 {
 	char what[200];
@@ -162,6 +199,8 @@ int store__db_err(store *s, int rc, sf_err *err, const char *fmt, ...)
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
 	const char *msg = s && s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
+	if (s && !s->readonly && fault_of(rc) != STORE_OK)
+		set_fault(s, fault_of(rc), msg);
 	return sf_err_set(err, code_of(rc), "%s: %s", what, msg);
 }
 
@@ -234,9 +273,33 @@ static int run_fixed(store *s, enum store__stmt id, sf_err *err, const char *wha
 	return rc;
 }
 
+/*
+ * The test seam's file (store.h): the fault it asks for, read now. A file
+ * that is missing or says anything else asks for none.
+ */
+static int fault_file_read(const char *path)
+{
+	char text[16] = "";
+	FILE *f = fopen(path, "r");
+	if (f) {
+		size_t n = fread(text, 1, sizeof text - 1, f);
+		text[n] = '\0';
+		fclose(f);
+	}
+	text[strcspn(text, "\r\n")] = '\0';
+	return !strcmp(text, "full")       ? STORE_FULL
+	       : !strcmp(text, "readonly") ? STORE_UNWRITABLE
+					   : STORE_OK;
+}
+
 /* BEGIN IMMEDIATE: the write lock now, or SF_ESYS after busy_timeout. */
 int store__begin(store *s, sf_err *err, const char *what)
 {
+	if (s->fault_file) {
+		int want = fault_file_read(s->fault_file);
+		if (want != s->simulated)
+			store_simulate_fault(s, want, NULL);
+	}
 	return run_fixed(s, ST_BEGIN, err, what);
 }
 
@@ -543,6 +606,20 @@ store *store_open_with(const char *path, int mode, const sf_embedded *migrations
 		goto fail;
 	if (pragma(s, "PRAGMA synchronous = FULL", NULL, path, err) != 0)
 		goto fail;
+	if (!s->readonly) {
+		/* The page limit the fault seam restores, and the seam's file. */
+		sqlite3_stmt *st = NULL;
+		if (sqlite3_prepare_v2(s->db, "PRAGMA max_page_count", -1, &st, NULL) ==
+			    SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW)
+			s->max_pages = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		const char *seam = getenv("STARFORGE_TEST_STORAGE_FAULT");
+		if (seam && *seam && !(s->fault_file = strdup(seam))) {
+			sf_err_set(err, SF_ENOMEM, "store_open: out of memory");
+			goto fail;
+		}
+	}
 	if (!s->readonly && migrate(s, migrations, count, path, err) != 0)
 		goto fail;
 	if (pragma(s, "PRAGMA foreign_keys = ON", NULL, path, err) != 0)
@@ -574,6 +651,7 @@ void store_close(store *s)
 		sqlite3_finalize(s->lists[i].stmt);
 	/* Every statement is finalized, so the close cannot be refused. */
 	sqlite3_close(s->db);
+	free(s->fault_file);
 	free(s);
 }
 
@@ -587,6 +665,108 @@ int store_version(store *s)
 int store_latest_version(void)
 {
 	return (int)sf_migrations_count;
+}
+
+/* ---- storage faults ---- */
+
+/* The fault state and its message (store.h); STORE_OK and "" for none or NULL. */
+int store_write_fault(const store *s, const char **msg)
+{
+	if (msg)
+		*msg = s && s->fault ? s->fault_msg : "";
+	return s ? s->fault : STORE_OK;
+}
+
+/* Reads a PRAGMA's one integer into *value. */
+static int pragma_int(store *s, const char *sql, long long *value, sf_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*value = sqlite3_column_int64(st, 0);
+		rc = 0;
+	} else {
+		rc = store__db_err(s, rc, err, "store_probe_write: %s", sql);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/*
+ * A committed no-op write, then room (store.h). The no-op is the schema
+ * version written over itself: it needs the write lock, a journal frame
+ * and an fsync, as any write does, and changes nothing a reader sees.
+ */
+int store_probe_write(store *s, sf_err *err)
+{
+	if (!s || s->readonly)
+		return sf_err_set(err, SF_EINVAL, "store_probe_write: no store, or a READONLY one");
+	int rc = store__begin(s, err, "store_probe_write");
+	if (rc)
+		return rc;
+	char sql[40];
+	snprintf(sql, sizeof sql, "PRAGMA user_version = %d", s->version);
+	rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return store__fail(s, store__db_err(s, rc, err, "store_probe_write"));
+	if ((rc = store__commit(s, err, "store_probe_write")) != 0)
+		return rc;
+	long long pages = 0, max_pages = 0;
+	if ((rc = pragma_int(s, "PRAGMA page_count", &pages, err)) != 0 ||
+	    (rc = pragma_int(s, "PRAGMA max_page_count", &max_pages, err)) != 0)
+		return rc;
+	if (pages >= max_pages) {
+		rc = sf_err_set(err, SF_ESYS,
+				"store_probe_write: database or disk is full: the database is at "
+				"its page limit (%lld pages)",
+				max_pages);
+		set_fault(s, STORE_FULL, err ? err->msg : "database or disk is full");
+		return rc;
+	}
+	const char *path = sqlite3_db_filename(s->db, "main");
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s", path && *path ? path : ".");
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof dir, ".");
+	else
+		slash[slash == dir] = '\0'; /* "/db" keeps its "/" */
+	struct statvfs vfs;
+	if (path && *path && statvfs(dir, &vfs) == 0 &&
+	    (unsigned long long)vfs.f_bavail * vfs.f_frsize < STORE_MIN_FREE_BYTES) {
+		rc = sf_err_set(err, SF_ESYS,
+				"store_probe_write: database or disk is full: %llu bytes free "
+				"on the file system of %s, fewer than %d",
+				(unsigned long long)vfs.f_bavail * vfs.f_frsize, dir,
+				STORE_MIN_FREE_BYTES);
+		set_fault(s, STORE_FULL, err ? err->msg : "database or disk is full");
+		return rc;
+	}
+	s->fault = STORE_OK;
+	s->fault_msg[0] = '\0';
+	return 0;
+}
+
+/* Simulates `fault` with SQLite's page limit and query_only (store.h). */
+int store_simulate_fault(store *s, int fault, sf_err *err)
+{
+	if (!s || s->readonly)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_simulate_fault: no store, or a READONLY one");
+	if (fault != STORE_OK && fault != STORE_FULL && fault != STORE_UNWRITABLE)
+		return sf_err_set(err, SF_EINVAL, "store_simulate_fault: fault %d, allowed %d..%d",
+				  fault, STORE_OK, STORE_UNWRITABLE);
+	/* 1 is below any database's size, so SQLite sets the limit to the size. */
+	char sql[80];
+	snprintf(sql, sizeof sql, "PRAGMA query_only = %d; PRAGMA max_page_count = %lld",
+		 fault == STORE_UNWRITABLE, fault == STORE_FULL ? 1LL : s->max_pages);
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return store__db_err(s, rc, err, "store_simulate_fault");
+	s->simulated = fault;
+	return 0;
 }
 
 /* ---- the evaluation cache ---- */

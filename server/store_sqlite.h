@@ -75,6 +75,14 @@ struct store {
 	sqlite3_stmt *stmt[ST__COUNT];
 	store__list lists[STORE__LIST_CACHE];
 	unsigned long tick;
+	/* Storage faults (store.h): the state, SQLite's message for it. */
+	int fault;
+	char fault_msg[256];
+	/* The test seam: the fault simulated now, the file that sets it
+	 * (malloc'ed; NULL when the seam is off), the page limit to restore. */
+	int simulated;
+	char *fault_file;
+	long long max_pages;
 };
 
 /* The job_state names, in enum order, as stored in jobs.state. */

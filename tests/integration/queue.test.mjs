@@ -47,6 +47,8 @@ test('a full queue answers 429 with Retry-After and makes /readyz 503', async ()
     queued: 1,
     max_queue: 1,
     stopping: false,
+    storage: 'ok',
+    storage_error: null,
   });
 
   // Room again: ready, and the next job is accepted.
