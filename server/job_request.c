@@ -14,9 +14,12 @@
 #include <stdio.h>
 #include <string.h>
 
-__attribute__((format(printf, 5, 6))) static int fail(job_request_problem *p, int status,
-						      const char *slug, const char *title,
-						      const char *fmt, ...)
+/* Fills `p` and returns -1: one failure, as the handler answers it. */
+static int fail(job_request_problem *p, int status, const char *slug, const char *title,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int fail(job_request_problem *p, int status, const char *slug, const char *title,
+		const char *fmt, ...)
 {
 	p->status = status;
 	p->slug = slug;
@@ -28,8 +31,7 @@ __attribute__((format(printf, 5, 6))) static int fail(job_request_problem *p, in
 	return -1;
 }
 
-int jobs_parse_request(const char *body, size_t len, job_request *out,
-		       job_request_problem *problem)
+int jobs_parse_request(const char *body, size_t len, job_request *out, job_request_problem *problem)
 {
 	char kinds[128]; /* for messages: the kinds there are */
 	memset(out, 0, sizeof *out);

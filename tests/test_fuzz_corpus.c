@@ -125,10 +125,10 @@ static void run_target(const target *t)
 	assert_true(seeds >= 3);
 }
 
-#define TARGET_TEST(name)                                 \
-	static void test_##name(void **state)             \
-	{                                                 \
-		(void)state;                              \
+#define TARGET_TEST(name)                                          \
+	static void test_##name(void **state)                      \
+	{                                                          \
+		(void)state;                                       \
 		run_target(&(target){ #name, fuzz_##name##_one }); \
 	}
 
@@ -142,7 +142,7 @@ int main(void)
 {
 	signal(SIGABRT, on_abort);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_job_request), cmocka_unit_test(test_sequence),
+		cmocka_unit_test(test_job_request),  cmocka_unit_test(test_sequence),
 		cmocka_unit_test(test_digger_level), cmocka_unit_test(test_px_model),
 		cmocka_unit_test(test_routes),
 	};

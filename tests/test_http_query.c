@@ -20,14 +20,14 @@ static const char *const CASES[][2] = {
 	{ "a+b", "a b" },
 	{ "%41%62c", "Abc" },
 	{ "%e2%82%AC", "\xe2\x82\xac" },
-	{ "a%2Fb", "a/b" },           /* a query value may hold '/' */
-	{ "%2B+", "+ " },             /* an escaped '+' stays '+' */
-	{ "%252B", "%2B" },           /* decoded once, not twice */
-	{ "%00", "%00" },             /* never a NUL inside */
-	{ "x%00y%01", "x%00y\x01" },  /* only the NUL escape is kept */
-	{ "%", "%" },                 /* cut short at the end */
+	{ "a%2Fb", "a/b" },          /* a query value may hold '/' */
+	{ "%2B+", "+ " },            /* an escaped '+' stays '+' */
+	{ "%252B", "%2B" },          /* decoded once, not twice */
+	{ "%00", "%00" },            /* never a NUL inside */
+	{ "x%00y%01", "x%00y\x01" }, /* only the NUL escape is kept */
+	{ "%", "%" },                /* cut short at the end */
 	{ "%4", "%4" },
-	{ "%zz%4g", "%zz%4g" },       /* not hex */
+	{ "%zz%4g", "%zz%4g" }, /* not hex */
 	{ "100%", "100%" },
 	{ "%%41", "%A" },
 };

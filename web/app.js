@@ -60,6 +60,10 @@
    */
   async function api(method, path, { json, headers = {} } = {}) {
     const init = { method, headers: { Accept: 'application/json', ...headers } };
+    // A bearer token (serve --token-file) typed into the form, kept for this
+    // tab only; sent on every call, so --auth-reads services work too.
+    const token = sessionStorage.getItem('starforge-token');
+    if (token) init.headers.Authorization = `Bearer ${token}`;
     if (json !== undefined) {
       init.body = JSON.stringify(json);
       init.headers['Content-Type'] = 'application/json';
@@ -557,6 +561,12 @@
 
   function start() {
     $('#job-form').addEventListener('submit', submitJob);
+    $('#api-token').value = sessionStorage.getItem('starforge-token') || '';
+    $('#api-token').addEventListener('input', (e) => {
+      const token = e.target.value.trim();
+      if (token) sessionStorage.setItem('starforge-token', token);
+      else sessionStorage.removeItem('starforge-token');
+    });
     $('#job-kind').addEventListener('change', kindChanged);
     $('#job-example').addEventListener('click', showExample);
     $('#job-params').addEventListener('input', () => {

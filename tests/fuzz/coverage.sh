@@ -21,7 +21,7 @@ for t in "$@"; do
 		funcs="lat_seq_parse|lat_parse_kind|lat_fold_score|lat_check_budget|stars_parse_strategy" ;;
 	digger_level)
 		files="core/digger/codec.c core/digger/check.c core/digger/engine.c core/digger/solve.c"
-		funcs="dig_level_from_json|dig_taps_from_json|dig_level_check|dig_check_json|read_body|replay" ;;
+		funcs="dig_level_from_json|dig_taps_from_json|codec.c:(read_|get_|only_keys)|dig_level_check|engine.c:check_|dig_check_json|check.c:(read_body|replay)" ;;
 	px_model)
 		files="core/racetrack/px.c core/racetrack/px_json.c"
 		funcs="trk_px_parse|trk_px_model_from_json|parse_header|parse_value|trk_px_model_new" ;;

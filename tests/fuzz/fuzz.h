@@ -28,13 +28,13 @@
 /* Runs one input; always returns 0 (libFuzzer reserves other values). */
 int FUZZ_ENTRY(const uint8_t *data, size_t size);
 
-#define FUZZ_CHECK(cond)                                                                  \
-	do {                                                                              \
-		if (!(cond)) {                                                            \
-			fprintf(stderr, "%s:%d: fuzz invariant failed: %s\n", __FILE__, \
-				__LINE__, #cond);                                         \
-			abort();                                                          \
-		}                                                                         \
+#define FUZZ_CHECK(cond)                                                                          \
+	do {                                                                                      \
+		if (!(cond)) {                                                                    \
+			fprintf(stderr, "%s:%d: fuzz invariant failed: %s\n", __FILE__, __LINE__, \
+				#cond);                                                           \
+			abort();                                                                  \
+		}                                                                                 \
 	} while (0)
 
 /*

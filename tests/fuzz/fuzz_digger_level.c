@@ -47,8 +47,8 @@ static void check(const json_t *body)
 	}
 	int solved = json_is_true(json_object_get(res, "solved"));
 	json_int_t turns = json_integer_value(json_object_get(res, "turns"));
-	const char *status = json_string_value(json_object_get(json_object_get(res, "solver"),
-							       "status"));
+	const char *status =
+		json_string_value(json_object_get(json_object_get(res, "solver"), "status"));
 	FUZZ_CHECK(status);
 	if (solved) {
 		FUZZ_CHECK(strcmp(status, "unsolvable"));
@@ -62,8 +62,8 @@ static void check(const json_t *body)
 
 int FUZZ_ENTRY(const uint8_t *data, size_t size)
 {
-	json_t *doc =
-		json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
+	json_t *doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
+				 NULL);
 	if (!doc)
 		return 0;
 	const json_t *level = json_is_object(doc) ? json_object_get(doc, "level") : NULL;

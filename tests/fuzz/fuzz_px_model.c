@@ -100,7 +100,8 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 	FUZZ_CHECK(js || err.msg[0]);
 	trk_px_model *any = trk_px_parse_any(body, size, &err);
 	size_t i = 0;
-	while (i < size && (body[i] == ' ' || body[i] == '\t' || body[i] == '\r' || body[i] == '\n'))
+	while (i < size &&
+	       (body[i] == ' ' || body[i] == '\t' || body[i] == '\r' || body[i] == '\n'))
 		i++;
 	const trk_px_model *sniffed = i < size && body[i] == '{' ? js : csv;
 	FUZZ_CHECK(!any == !sniffed);

@@ -6,6 +6,8 @@
 # copied in, plus whatever earlier runs found: the committed seeds stay
 # small) and first replays tests/fuzz/crashes/<target>. A crash lands in
 # OUT/crashes/<target>/; keep it in tests/fuzz/crashes/<target>/ once fixed.
+# tests/fuzz/<target>.dict is the target's dictionary, tests/fuzz/<target>.flags
+# (one line) any extra libFuzzer flags it needs.
 # Prints libFuzzer's closing lines per target (executions, exec/s, cov, ft,
 # corpus) and exits non-zero when any target crashed; every target runs.
 set -u
@@ -21,10 +23,12 @@ for t in "$@"; do
 	[ -d "$here/crashes/$t" ] && replay="$here/crashes/$t"
 	dict=""
 	[ -f "$here/$t.dict" ] && dict="-dict=$here/$t.dict"
+	flags=""
+	[ -f "$here/$t.flags" ] && flags=$(cat "$here/$t.flags")
 	echo "== fuzz_$t: ${seconds}s (log: $out/$t.log)"
 	# shellcheck disable=SC2086
 	"$out/fuzz_$t" -max_total_time="$seconds" -timeout=10 -print_final_stats=1 \
-		-artifact_prefix="$out/crashes/$t/" $dict "$out/corpus/$t" $replay >"$out/$t.log" 2>&1
+		-artifact_prefix="$out/crashes/$t/" $dict $flags "$out/corpus/$t" $replay >"$out/$t.log" 2>&1
 	rc=$?
 	grep -E '^#[0-9]+[[:space:]]+DONE|^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' \
 		"$out/$t.log"

@@ -17,7 +17,18 @@ import { after, test } from 'node:test';
 
 import { chromium } from 'playwright-core';
 
-import { ROOT, SCALE, SLOW, assertProblem, getJson, request, useServer } from './harness.mjs';
+import {
+  ROOT,
+  SCALE,
+  SLOW,
+  assertProblem,
+  getJson,
+  request,
+  startServer,
+  stopAndClean,
+  useServer,
+  waitForJob,
+} from './harness.mjs';
 
 const CHROMIUM = process.env.STARFORGE_CHROMIUM || '/usr/bin/chromium';
 const ARTIFACTS = path.join(ROOT, 'build/test-artifacts');
@@ -117,7 +128,7 @@ after(async () => {
  * console errors a test provokes on purpose (a browser logs every load that
  * answers an error status, with its URL).
  */
-async function openDashboard({ tolerate = () => false } = {}) {
+async function openDashboard({ tolerate = () => false, on = server } = {}) {
   const page = await (await launch()).newPage({ viewport: { width: 1280, height: 1000 } });
   const trouble = { pageErrors: [], consoleErrors: [], offsite: [] };
   page.on('pageerror', (err) => trouble.pageErrors.push(String(err)));
@@ -128,10 +139,10 @@ async function openDashboard({ tolerate = () => false } = {}) {
     trouble.consoleErrors.push(`${msg.text()} (${where})`);
   });
   page.on('request', (req) => {
-    if (!req.url().startsWith(`${server.base}/`)) trouble.offsite.push(req.url());
+    if (!req.url().startsWith(`${on.base}/`)) trouble.offsite.push(req.url());
   });
   page.setDefaultTimeout(15_000 * SCALE);
-  await page.goto(`${server.base}/`);
+  await page.goto(`${on.base}/`);
   await page.waitForSelector('#job-kind[data-ready="true"]');
   return { page, trouble };
 }
@@ -295,6 +306,40 @@ test('in chromium: where the events stream answers 404, the table polls the job 
     t.diagnostic(`table: ${await assertRowHistory(page, id)}`);
     assert.match(await page.textContent('#jobs-live'), /polling every second/);
     assert.equal(streams, 1, 'one refused stream is enough to switch to polling');
+    assertNoTrouble(trouble);
+  } finally {
+    await page.close();
+  }
+});
+
+test('in chromium: with --token-file, the form submits once the token is typed in', async (t) => {
+  const dir = fs.mkdtempSync(path.join(ROOT, 'build/dash-token-'));
+  const tokens = path.join(dir, 'tokens');
+  const TOKEN = 'dashboard-test-token-0123456789';
+  fs.writeFileSync(tokens, `# the dashboard test's token\n${TOKEN}\n`);
+  const secured = {};
+  await startServer({ args: ['--token-file', tokens], into: secured });
+  t.after(async () => {
+    await stopAndClean(secured);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  // The browser logs the 401 it is meant to get.
+  const { page, trouble } = await openDashboard({ on: secured, tolerate: (text) => /401/.test(text) });
+  try {
+    await page.selectOption('#job-kind', 'lattice');
+    await page.fill('#job-params', JSON.stringify({ length: 10, generations: 2, population: 4 }));
+    await page.click('#job-submit');
+    const problem = await page.waitForSelector('#submit-error:not([hidden])');
+    assert.match(await problem.textContent(), /401/);
+    await page.fill('#api-token', TOKEN);
+    await page.click('#job-submit');
+    const node = await page.waitForSelector('#submit-result [data-job-id]');
+    const id = await node.getAttribute('data-job-id');
+    const job = await waitForJob(secured, id);
+    assert.equal(job.state, 'succeeded');
+    // Kept for the tab, never in the page's address or storage beyond it.
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('starforge-token')), TOKEN);
+    assert.ok(!page.url().includes(TOKEN));
     assertNoTrouble(trouble);
   } finally {
     await page.close();
