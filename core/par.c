@@ -2,6 +2,7 @@
 #include "par.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,4 +49,32 @@ int par_run(int nthreads, void (*fn)(void *arg, int worker), void *arg, sf_err *
 	free(tids);
 	free(slots);
 	return rc;
+}
+
+typedef struct par_items {
+	size_t n;
+	int (*fn)(void *arg, size_t i);
+	void *arg;
+	atomic_size_t next;
+} par_items;
+
+/* One worker of par_for(): pull the next index until none is left or fn says stop. */
+static void par_items_main(void *p, int worker)
+{
+	(void)worker;
+	par_items *it = p;
+	for (;;) {
+		size_t i = atomic_fetch_add_explicit(&it->next, 1, memory_order_relaxed);
+		if (i >= it->n || it->fn(it->arg, i))
+			return;
+	}
+}
+
+int par_for(int nthreads, size_t n, int (*fn)(void *arg, size_t i), void *arg, sf_err *err)
+{
+	par_items it = { .n = n, .fn = fn, .arg = arg };
+	atomic_init(&it.next, 0);
+	if ((size_t)nthreads > n)
+		nthreads = (int)n;
+	return par_run(nthreads > 0 ? nthreads : 1, par_items_main, &it, err);
 }

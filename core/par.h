@@ -20,4 +20,13 @@
  */
 int par_run(int nthreads, void (*fn)(void *arg, int worker), void *arg, sf_err *err);
 
+/*
+ * The task-pulling loop every caller wants: calls fn(arg, i) once for each
+ * i in 0..n-1 on min(nthreads, n) workers (at least one) that pull indices
+ * from an atomic counter, so fn must write only results of its own i. A
+ * worker stops pulling when fn returns non-zero (a cancel, a failure); the
+ * others stop at their next call that says so. Returns as par_run().
+ */
+int par_for(int nthreads, size_t n, int (*fn)(void *arg, size_t i), void *arg, sf_err *err);
+
 #endif

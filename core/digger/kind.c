@@ -279,7 +279,6 @@ typedef struct run {
 	int rc[DIG_MAX_COUNT];
 	bool done[DIG_MAX_COUNT];
 	sf_err err[DIG_MAX_COUNT];
-	atomic_int next;
 	atomic_int stop;    /* 0, or the ga_status that stopped the run */
 	pthread_mutex_t mu; /* guards the progress fields below */
 	int finished;
@@ -319,42 +318,36 @@ static bool should_stop(void *arg)
 	return atomic_load(&r->stop) != 0;
 }
 
-static void work(void *arg, int worker)
+/* par_for's task i: puzzle i. Non-zero (stop pulling) once the job stops. */
+static int work(void *arg, size_t i)
 {
-	(void)worker;
 	run *r = arg;
 	const sf_gen_opts *o = r->opts;
-	for (;;) {
-		if (should_stop(r))
-			return;
-		int i = atomic_fetch_add(&r->next, 1);
-		if (i >= r->p->count)
-			return;
-		r->rc[i] = dig_generate(&r->gen, r->seed[i], &r->puzzle[i], &r->err[i]);
-		if (r->rc[i] == SF_EBUDGET && atomic_load(&r->stop)) {
-			r->rc[i] = 0; /* stopped, not failed: the puzzle is just not done */
-			return;
-		}
-		if (r->rc[i]) {
-			atomic_store(&r->stop, -1); /* a failed puzzle fails the job */
-			return;
-		}
-		r->done[i] = true;
-		pthread_mutex_lock(&r->mu);
-		ga_generation g = { .best = r->best,
-				    .at_best = r->at_best,
-				    .evaluations = r->attempts };
-		g.mean = r->finished ? r->sum / r->finished : 0;
-		tally(&g, ++r->finished, r->puzzle[i].optimal.turns,
-		      (uint64_t)r->puzzle[i].attempts, r->p->count);
-		r->best = (int)g.best;
-		r->at_best = g.at_best;
-		r->attempts = g.evaluations;
-		r->sum += r->puzzle[i].optimal.turns;
-		if (o->progress)
-			o->progress(o->progress_arg, &g);
-		pthread_mutex_unlock(&r->mu);
+	if (should_stop(r))
+		return 1;
+	r->rc[i] = dig_generate(&r->gen, r->seed[i], &r->puzzle[i], &r->err[i]);
+	if (r->rc[i] == SF_EBUDGET && atomic_load(&r->stop)) {
+		r->rc[i] = 0; /* stopped, not failed: the puzzle is just not done */
+		return 1;
 	}
+	if (r->rc[i]) {
+		atomic_store(&r->stop, -1); /* a failed puzzle fails the job */
+		return 1;
+	}
+	r->done[i] = true;
+	pthread_mutex_lock(&r->mu);
+	ga_generation g = { .best = r->best, .at_best = r->at_best, .evaluations = r->attempts };
+	g.mean = r->finished ? r->sum / r->finished : 0;
+	tally(&g, ++r->finished, r->puzzle[i].optimal.turns, (uint64_t)r->puzzle[i].attempts,
+	      r->p->count);
+	r->best = (int)g.best;
+	r->at_best = g.at_best;
+	r->attempts = g.evaluations;
+	r->sum += r->puzzle[i].optimal.turns;
+	if (o->progress)
+		o->progress(o->progress_arg, &g);
+	pthread_mutex_unlock(&r->mu);
+	return 0;
 }
 
 /* The result document from the finished puzzles, in index order. */
@@ -417,13 +410,11 @@ static json_t *digger_generate(const void *params, const sf_gen_opts *opts, sf_e
 		rng sub = rng_split(&root, (uint64_t)i);
 		r->seed[i] = rng_next(&sub);
 	}
-	atomic_init(&r->next, 0);
 	atomic_init(&r->stop, 0);
 	pthread_mutex_init(&r->mu, NULL);
-	int threads = opts->threads < p->count ? opts->threads : p->count;
 	err->msg[0] = '\0';
 	json_t *doc = NULL;
-	if (par_run(threads > 1 ? threads : 1, work, r, err))
+	if (par_for(opts->threads, (size_t)p->count, work, r, err))
 		goto done;
 	for (int i = 0; i < p->count; i++)
 		if (r->rc[i]) {

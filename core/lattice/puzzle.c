@@ -202,7 +202,6 @@ typedef struct lat_evaluator {
 	ga_eval *out;
 	uint8_t *rateable;           /* when set: 1 where the puzzle has three star bands */
 	const lat_eval_cache *cache; /* when set: consulted first, fed full evaluations */
-	atomic_size_t next;
 } lat_evaluator;
 
 static lat_seq seq_of(const uint8_t *genome, int len)
@@ -212,38 +211,32 @@ static lat_seq seq_of(const uint8_t *genome, int len)
 	return s;
 }
 
-static void eval_worker(void *arg, int worker)
+/* par_for's task i: sequence i of the batch. */
+static int eval_item(void *arg, size_t i)
 {
-	(void)worker;
 	lat_evaluator *ev = arg;
 	int len = ev->p->length;
 	uint64_t hist[LAT_MAX_SCORE + 1];
-	for (;;) {
-		size_t i = atomic_fetch_add_explicit(&ev->next, 1, memory_order_relaxed);
-		if (i >= ev->n)
-			break;
-		lat_seq seq = seq_of(ev->genomes + i * (size_t)len, len);
-		int max =
-			ev->cache ? ev->cache->get(ev->cache->ctx, ev->p->lattice, &seq, hist) : -1;
-		if (max < 0 && ev->cache) {
-			/* A miss: evaluate in full, examples included, so that the cache
-			 * entry can answer an evaluation request as well. */
-			static _Thread_local lat_result res;
-			if (lat_db_evaluate(ev->db, &seq, &res, NULL) == 0) {
-				ev->cache->put(ev->cache->ctx, &res, &seq);
-				memcpy(hist, res.hist, sizeof res.hist);
-				max = res.max_score;
-			}
-		}
-		if (max < 0)
-			max = lat_db_histogram(ev->db, &seq, hist);
-		ev->out[i] = lat_fitness_of(ev->p, &seq, hist, max);
-		if (ev->rateable) {
-			int t[3];
-			ev->rateable[i] =
-				stars_thresholds(hist, max + 1, &ev->p->stars, t, NULL) == 0;
+	lat_seq seq = seq_of(ev->genomes + i * (size_t)len, len);
+	int max = ev->cache ? ev->cache->get(ev->cache->ctx, ev->p->lattice, &seq, hist) : -1;
+	if (max < 0 && ev->cache) {
+		/* A miss: evaluate in full, examples included, so that the cache
+		 * entry can answer an evaluation request as well. */
+		static _Thread_local lat_result res;
+		if (lat_db_evaluate(ev->db, &seq, &res, NULL) == 0) {
+			ev->cache->put(ev->cache->ctx, &res, &seq);
+			memcpy(hist, res.hist, sizeof res.hist);
+			max = res.max_score;
 		}
 	}
+	if (max < 0)
+		max = lat_db_histogram(ev->db, &seq, hist);
+	ev->out[i] = lat_fitness_of(ev->p, &seq, hist, max);
+	if (ev->rateable) {
+		int t[3];
+		ev->rateable[i] = stars_thresholds(hist, max + 1, &ev->p->stars, t, NULL) == 0;
+	}
+	return 0;
 }
 
 static int eval_batch(void *ctx, const uint8_t *genomes, size_t n, ga_eval *out, sf_err *err)
@@ -252,10 +245,8 @@ static int eval_batch(void *ctx, const uint8_t *genomes, size_t n, ga_eval *out,
 	ev->genomes = genomes;
 	ev->n = n;
 	ev->out = out;
-	atomic_store(&ev->next, 0);
 	/* A thread costs about as much as a few histograms: small batches stay inline. */
-	int threads = n >= 16 ? ev->threads : 1;
-	return par_run(threads, eval_worker, ev, err);
+	return par_for(n >= 16 ? ev->threads : 1, n, eval_item, ev, err);
 }
 
 static void describe_seq(void *ctx, const uint8_t *genome, char *buf, size_t size)

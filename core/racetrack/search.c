@@ -252,7 +252,6 @@ typedef struct trk_evaluator {
 	const uint8_t *genomes;
 	size_t n, len;
 	ga_eval *out;
-	atomic_size_t next;
 	atomic_uint_fast64_t races;
 	atomic_int failed; /* SF_ENOMEM from a worker ends the run */
 } trk_evaluator;
@@ -398,18 +397,14 @@ static int evaluate_one(trk_evaluator *ev, const uint8_t *g, ga_eval *out)
 	return rc == SF_ENOMEM ? rc : 0;
 }
 
-static void eval_worker(void *arg, int worker)
+/* par_for's task i: genome i of the batch. */
+static int eval_item(void *arg, size_t i)
 {
-	(void)worker;
 	trk_evaluator *ev = arg;
-	for (;;) {
-		size_t i = atomic_fetch_add_explicit(&ev->next, 1, memory_order_relaxed);
-		if (i >= ev->n)
-			break;
-		int rc = evaluate_one(ev, ev->genomes + i * ev->len, &ev->out[i]);
-		if (rc)
-			atomic_store(&ev->failed, rc);
-	}
+	int rc = evaluate_one(ev, ev->genomes + i * ev->len, &ev->out[i]);
+	if (rc)
+		atomic_store(&ev->failed, rc);
+	return 0;
 }
 
 static int eval_batch(void *ctx, const uint8_t *genomes, size_t n, ga_eval *out, sf_err *err)
@@ -418,9 +413,7 @@ static int eval_batch(void *ctx, const uint8_t *genomes, size_t n, ga_eval *out,
 	ev->genomes = genomes;
 	ev->n = n;
 	ev->out = out;
-	atomic_store(&ev->next, 0);
-	int threads = ev->threads < (int)n ? ev->threads : (int)n;
-	int rc = par_run(threads > 0 ? threads : 1, eval_worker, ev, err);
+	int rc = par_for(ev->threads, n, eval_item, ev, err);
 	if (!rc && atomic_load(&ev->failed))
 		rc = sf_err_set(err, SF_ENOMEM, "out of memory evaluating tracks");
 	return rc;
@@ -435,30 +428,23 @@ typedef struct star_batch {
 	uint64_t seed;
 	size_t n;
 	double *laps;
-	atomic_size_t next;
 	atomic_int failed;
 } star_batch;
 
-/* Star race k: skill 0.1 x (1 + k / star_seeds), its own seed. */
-static void star_worker(void *arg, int worker)
+/* Star race k (par_for's task): skill 0.1 x (1 + k / star_seeds), its own seed. */
+static int star_race(void *arg, size_t k)
 {
-	(void)worker;
 	star_batch *sb = arg;
-	for (;;) {
-		size_t k = atomic_fetch_add_explicit(&sb->next, 1, memory_order_relaxed);
-		if (k >= sb->n)
-			break;
-		trk_race_params rp;
-		trk_race_params_default(&rp);
-		rp.player_skill = 0.1 * (double)(1 + k / (size_t)sb->p->star_seeds);
-		trk_race_result race = { 0 };
-		int rc = trk_race_run(sb->track, &rp, sb->model, mix64(sb->seed + k + 1), &race,
-				      NULL);
-		if (rc)
-			atomic_store(&sb->failed, rc);
-		sb->laps[k] = !rc && race.finished ? race.lap_time : -1;
-		trk_race_result_free(&race);
-	}
+	trk_race_params rp;
+	trk_race_params_default(&rp);
+	rp.player_skill = 0.1 * (double)(1 + k / (size_t)sb->p->star_seeds);
+	trk_race_result race = { 0 };
+	int rc = trk_race_run(sb->track, &rp, sb->model, mix64(sb->seed + k + 1), &race, NULL);
+	if (rc)
+		atomic_store(&sb->failed, rc);
+	sb->laps[k] = !rc && race.finished ? race.lap_time : -1;
+	trk_race_result_free(&race);
+	return 0;
 }
 
 static long tenths(double seconds)
@@ -483,7 +469,7 @@ static int level_stars(const trk_search_params *p, const trk_px_model *model, in
 		return sf_err_set(err, SF_ENOMEM, "out of memory for the star races");
 	sb.laps = lv->laps;
 	lv->nlaps = n;
-	int rc = par_run(threads < (int)n ? threads : (int)n, star_worker, &sb, err);
+	int rc = par_for(threads, n, star_race, &sb, err);
 	if (rc)
 		return rc;
 	int failed = atomic_load(&sb.failed);
