@@ -238,7 +238,7 @@ test('in chromium: submit a lattice job, watch it succeed in the table, open its
     assert.equal(barNow, '100', 'a succeeded job shows a full bar');
 
     const job = await getJson(server, `/v1/jobs/${id}`);
-    assert.equal(job.state, 'succeeded');
+    assert.equal(job.state, 'succeeded', JSON.stringify(job));
     assert.equal(job.seed, 7);
     assert.deepEqual(job.params, JOB_PARAMS);
     assert.ok(job.level_ids.length >= 1, 'the job produced a level');
@@ -336,7 +336,7 @@ test('in chromium: with --token-file, the form submits once the token is typed i
     const node = await page.waitForSelector('#submit-result [data-job-id]');
     const id = await node.getAttribute('data-job-id');
     const job = await waitForJob(secured, id);
-    assert.equal(job.state, 'succeeded');
+    assert.equal(job.state, 'succeeded', JSON.stringify(job));
     // Kept for the tab, never in the page's address or storage beyond it.
     assert.equal(await page.evaluate(() => sessionStorage.getItem('starforge-token')), TOKEN);
     assert.ok(!page.url().includes(TOKEN));
