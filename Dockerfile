@@ -27,17 +27,20 @@ ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
 	gcc libc6-dev make pkg-config \
-	libmicrohttpd-dev libjansson-dev libuv1-dev libsqlite3-dev libcmocka-dev \
+	libmicrohttpd-dev libjansson-dev libuv1-dev libsqlite3-dev libcmocka-dev zlib1g-dev libyaml-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Only what `make` reads to build build/starforge: the Makefile and the
-# scripts it runs, the C sources, and the files compiled into the binary
+# scripts and tools it runs (tools/openapi_bundle.c bundles openapi.yaml
+# and schema/ into the served document), the C sources, and the files
+# compiled into the binary
 # (the Makefile's MIGRATIONS and ASSETS: migrations/, openapi.yaml, schema/
 # and the dashboard in web/; see server/embedded.h). The Makefile globs
 # those, so a folder missing here would build a binary without it: the test
 # compares what the image embeds with what a local build does.
 COPY Makefile openapi.yaml ./
 COPY scripts/ scripts/
+COPY tools/ tools/
 COPY core/ core/
 COPY server/ server/
 COPY migrations/ migrations/
@@ -48,8 +51,9 @@ RUN make -j"$(nproc)"
 # ---- runtime ---------------------------------------------------------------
 FROM debian:12-slim
 # The libraries build/starforge needs (ldd): jansson, SQLite, libuv and
-# libmicrohttpd by name; libc and libm (libc6), and GnuTLS and its own
-# libraries (which libmicrohttpd12 depends on) are in the slim base already.
+# libmicrohttpd by name; libc and libm (libc6), zlib (zlib1g, required in
+# Debian), and GnuTLS and its own libraries (which libmicrohttpd12 depends
+# on) are in the slim base already.
 #
 # The health check needs no package: it is a bash script (bash is Essential
 # in Debian, so the slim base has it) that speaks HTTP over bash's /dev/tcp.

@@ -4,7 +4,12 @@
  * thread that Starforge's loop gives MHD), answering every request with a
  * fixed body of the size given on the command line.
  *
- *   bare_mhd PORT BYTES     serve until killed
+ *   bare_mhd PORT BYTES [gzip]   serve until killed
+ *
+ * With "gzip" the body is announced as Content-Encoding: gzip (and Vary:
+ * Accept-Encoding), for the benchmark's compressed case: BYTES is then the
+ * size of Starforge's compressed answer, already compressed as Starforge's
+ * cached answers are, so both servers send the same bytes per request.
  */
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -36,8 +41,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: bare_mhd PORT BYTES\n");
+	if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "gzip"))) {
+		fprintf(stderr, "usage: bare_mhd PORT BYTES [gzip]\n");
 		return 2;
 	}
 	int port = atoi(argv[1]);
@@ -48,15 +53,19 @@ int main(int argc, char **argv)
 	memset(body, 'x', bytes);
 	fixed = MHD_create_response_from_buffer(bytes, body, MHD_RESPMEM_PERSISTENT);
 	MHD_add_response_header(fixed, "Content-Type", "application/json");
+	if (argc == 4) {
+		MHD_add_response_header(fixed, "Content-Encoding", "gzip");
+		MHD_add_response_header(fixed, "Vary", "Accept-Encoding");
+	}
 	struct sockaddr_in addr;
 	memset(&addr, 0, sizeof addr);
 	addr.sin_family = AF_INET;
 	addr.sin_port = htons((uint16_t)port);
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK); /* loopback only */
-	struct MHD_Daemon *d = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t)port, NULL, NULL, on_access,
-		NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
-		1024u, MHD_OPTION_END);
+	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL,
+						(uint16_t)port, NULL, NULL, on_access, NULL,
+						MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+						MHD_OPTION_CONNECTION_LIMIT, 1024u, MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "bare_mhd: cannot listen on %d\n", port);
 		return 1;

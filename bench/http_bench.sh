@@ -2,16 +2,22 @@
 # The HTTP benchmark of `make bench`: wrk against `starforge serve` on
 # loopback, side by side with bench/bare_mhd (the smallest libmicrohttpd
 # server, same single thread, a fixed body of the same size), both run here
-# in the same benchmark. Prints requests per second and p99 latency at 64
-# connections for a cached GET /v1/levels/{id}, a cached evaluation, and the
-# bare server with each body size; and Starforge's throughput as a share of
-# the bare server's.
+# in the same benchmark. Four Starforge cases: a cached GET /v1/levels/{id}
+# and a cached evaluation, each plain and with Accept-Encoding: gzip (the
+# compressed body comes from the response cache, compressed once); each
+# against a bare server sending a fixed body of the same size (for gzip, of
+# the compressed size, announced as Content-Encoding: gzip). The cases take
+# turns, REPS rounds of SECONDS each, so that the machine's noise falls on
+# all of them alike; printed are the median requests per second and p99
+# latency of each case and Starforge's throughput as a share of its bare
+# baseline's.
 #
-# usage: http_bench.sh STARFORGE_BIN BARE_MHD_BIN [SECONDS]
+# usage: http_bench.sh STARFORGE_BIN BARE_MHD_BIN [SECONDS] [REPS]
 set -eu
 BIN=$1
 BARE=$2
-SECS=${3:-10}
+SECS=${3:-5}
+REPS=${4:-3}
 CONNS=64
 THREADS=2
 tmp=$(mktemp -d)
@@ -26,7 +32,7 @@ trap cleanup EXIT INT TERM
 free_port() {
 	# Ask the kernel for a free loopback port by binding port 0.
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
-		echo $((20000 + $$ % 20000))
+		echo $((20000 + $$ % 20000 + ${1:-0}))
 }
 
 wait_http() {
@@ -59,37 +65,77 @@ done
 eval_path=/v1/evaluations/square/HPHPPHHPHPPHPHHP
 curl -fs "$base$eval_path" >/dev/null # computed once; cached from here on
 
-run_wrk() { # name url -> "name rps p99"
-	out=$(wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --latency "$2")
-	rps=$(printf '%s\n' "$out" | awk '/^Requests\/sec:/ {print $2}')
-	p99=$(printf '%s\n' "$out" | awk '$1 == "99%" {print $2}')
-	errs=$(printf '%s\n' "$out" | awk '/Non-2xx|Socket errors/ {print}' | tr '\n' ' ')
-	printf '%-44s %12s %10s %s\n' "$1" "$rps" "$p99" "$errs"
-	printf '%s\n' "$rps" >"$tmp/$3"
-}
-
+GZ='Accept-Encoding: gzip'
 level_bytes=$(curl -fs "$base/v1/levels/$level" | wc -c)
 eval_bytes=$(curl -fs "$base$eval_path" | wc -c)
+level_gz=$(curl -fs -H "$GZ" "$base/v1/levels/$level" | wc -c)
+eval_gz=$(curl -fs -H "$GZ" "$base$eval_path" | wc -c)
+curl -fsI -H "$GZ" "$base/v1/levels/$level" | grep -qi '^content-encoding: gzip' ||
+	{ echo "http_bench: the level did not come gzip-compressed" >&2; exit 1; }
+
+# The bare servers, one per body: idle while the others are measured.
+bare() { # name bytes [gzip]
+	bp=$(free_port "$2")
+	"$BARE" "$bp" "$2" ${3:-} 2>/dev/null &
+	pids="$pids $!"
+	wait_http "http://127.0.0.1:$bp/"
+	eval "bare_$1=http://127.0.0.1:$bp/"
+}
+bare level "$level_bytes"
+bare eval "$eval_bytes"
+bare level_gz "$level_gz" gzip
+bare eval_gz "$eval_gz" gzip
+
+# case name, header ("" for none), url
+CASES="level||$base/v1/levels/$level
+bare_level||$bare_level
+eval||$base$eval_path
+bare_eval||$bare_eval
+level_gz|$GZ|$base/v1/levels/$level
+bare_level_gz|$GZ|$bare_level_gz
+eval_gz|$GZ|$base$eval_path
+bare_eval_gz|$GZ|$bare_eval_gz"
+
+to_ms() { # wrk's "6.40ms", "812.00us", "1.02s" -> milliseconds
+	awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /[0-9]s$/) n *= 1000; printf "%.2f", n }'
+}
+
+for rep in $(seq 1 "$REPS"); do
+	printf '%s\n' "$CASES" | while IFS='|' read -r name header url; do
+		if [ -n "$header" ]; then
+			out=$(wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --latency -H "$header" "$url")
+		else
+			out=$(wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --latency "$url")
+		fi
+		rps=$(printf '%s\n' "$out" | awk '/^Requests\/sec:/ {print $2}')
+		p99=$(to_ms "$(printf '%s\n' "$out" | awk '$1 == "99%" {print $2}')")
+		errs=$(printf '%s\n' "$out" | awk '/Non-2xx|Socket errors/ {print}' | tr '\n' ' ')
+		[ -z "$errs" ] || echo "http_bench: $name round $rep: $errs" >&2
+		printf '%s %s\n' "$rps" "$p99" >>"$tmp/$name"
+	done
+done
+
+median() { # column file
+	sort -n -k"$1" "$2" | awk -v c="$1" '{ v[NR] = $c } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 
 echo
-echo "HTTP benchmark: wrk, $CONNS connections, $THREADS wrk threads, ${SECS}s each, loopback"
-printf '%-44s %12s %10s\n' "endpoint" "requests/s" "p99"
-run_wrk "starforge GET /v1/levels/{id} ($level_bytes B)" "$base/v1/levels/$level" level
-run_wrk "starforge GET $eval_path ($eval_bytes B, cached)" "$base$eval_path" eval
-
-bport=$(free_port)
-"$BARE" "$bport" "$level_bytes" 2>/dev/null &
-bpid=$!
-pids="$pids $bpid"
-wait_http "http://127.0.0.1:$bport/"
-run_wrk "bare libmicrohttpd, $level_bytes B body" "http://127.0.0.1:$bport/" bare_level
-kill "$bpid"
-bport=$(free_port)
-"$BARE" "$bport" "$eval_bytes" 2>/dev/null &
-pids="$pids $!"
-wait_http "http://127.0.0.1:$bport/"
-run_wrk "bare libmicrohttpd, $eval_bytes B body" "http://127.0.0.1:$bport/" bare_eval
-
-awk -v a="$(cat "$tmp/level")" -v b="$(cat "$tmp/bare_level")" -v c="$(cat "$tmp/eval")" \
-	-v d="$(cat "$tmp/bare_eval")" 'BEGIN {
-	printf "starforge / bare: levels %.0f %%, evaluations %.0f %%\n", 100 * a / b, 100 * c / d }'
+echo "HTTP benchmark: wrk, $CONNS connections, $THREADS wrk threads, ${SECS}s per round, medians of $REPS rounds, loopback"
+printf '%-68s %12s %10s %8s\n' "case" "requests/s" "p99 ms" "of bare"
+row() { # name label
+	rps=$(median 1 "$tmp/$1")
+	p99=$(median 2 "$tmp/$1")
+	case $1 in
+	bare_*) share="" ;;
+	*) share=$(awk -v a="$rps" -v b="$(median 1 "$tmp/bare_$1")" 'BEGIN { printf "%.0f %%", 100 * a / b }') ;;
+	esac
+	printf '%-68s %12.0f %10s %8s\n' "$2" "$rps" "$p99" "$share"
+}
+row level "starforge GET /v1/levels/{id} ($level_bytes B)"
+row level_gz "starforge GET /v1/levels/{id}, gzip ($level_gz B)"
+row eval "starforge GET $eval_path ($eval_bytes B)"
+row eval_gz "starforge GET $eval_path, gzip ($eval_gz B)"
+row bare_level "bare libmicrohttpd, $level_bytes B body"
+row bare_level_gz "bare libmicrohttpd, $level_gz B body, Content-Encoding: gzip"
+row bare_eval "bare libmicrohttpd, $eval_bytes B body"
+row bare_eval_gz "bare libmicrohttpd, $eval_gz B body, Content-Encoding: gzip"

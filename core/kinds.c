@@ -36,6 +36,36 @@ char *sf_kind_names(char *buf, size_t len)
 	return buf;
 }
 
+const sf_level_filter *sf_kind_filter(const sf_kind *kind, const char *name)
+{
+	for (size_t i = 0; name && i < sf_kind_count(); i++) {
+		const sf_kind *k = kind ? kind : registry[i];
+		for (const sf_level_filter *f = k->filters; f && f->name; f++)
+			if (!strcmp(f->name, name))
+				return f;
+		if (kind)
+			break;
+	}
+	return NULL;
+}
+
+char *sf_kind_filter_names(const sf_kind *kind, char *buf, size_t len)
+{
+	size_t at = 0;
+	if (len)
+		buf[0] = '\0';
+	for (const sf_level_filter *f = kind ? kind->filters : NULL; f && f->name && at < len;
+	     f++) {
+		int n = snprintf(buf + at, len - at, "%s%s", at ? ", " : "", f->name);
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
+	if (!at && len)
+		snprintf(buf, len, "(none)");
+	return buf;
+}
+
 int sf_resource_name_valid(const char *name)
 {
 	size_t n = name ? strlen(name) : 0;

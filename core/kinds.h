@@ -72,6 +72,31 @@ typedef struct sf_resource_kind {
 			sf_err *err);
 } sf_resource_kind;
 
+/*
+ * A value GET /v1/levels filters a kind's levels on: the query parameter
+ * NAME=value, and for a number also min_NAME=number (at least that). When
+ * a level is stored, the service reads level[section][name] from its
+ * document and keeps it as a tag (server/jobs.c, store.h), so this table
+ * is the one place that says what a kind's levels can be filtered on: the
+ * listing accepts exactly these names, the store keeps exactly these tags,
+ * and the documentation lists them (openapi.yaml, README.md). A level
+ * whose document lacks the value, or holds another type, has no tag for it
+ * and so never matches that filter. The same name means the same type in
+ * every kind (a listing without kind takes any kind's filter).
+ */
+typedef enum sf_filter_type {
+	SF_FILTER_TEXT,   /* a string: NAME=text matches it exactly */
+	SF_FILTER_NUMBER, /* a number: NAME=number equal, min_NAME=number at least */
+} sf_filter_type;
+
+typedef struct sf_level_filter {
+	const char *name;    /* "length": the query parameter and the tag's name */
+	const char *section; /* "puzzle", "stats" or "params": the level document's member */
+	sf_filter_type type;
+	/* A text filter's values, NULL-terminated; NULL when any text goes. */
+	const char *const *values;
+} sf_level_filter;
+
 /* Whether `name` may name an uploaded resource: 1..SF_RESOURCE_NAME_MAX of a-z 0-9 _ -. */
 int sf_resource_name_valid(const char *name);
 
@@ -122,7 +147,29 @@ typedef struct sf_kind {
 	 * document is not a level of this kind, SF_ENOMEM.
 	 */
 	char *(*level_svg)(const json_t *level, sf_err *err);
+	/*
+	 * What the kind's levels can be filtered on (see sf_level_filter),
+	 * ended by an entry whose name is NULL; at most SF_KIND_MAX_FILTERS.
+	 * NULL: nothing.
+	 */
+	const sf_level_filter *filters;
 } sf_kind;
+
+/* The most filters one kind declares (the store keeps one tag for each). */
+#define SF_KIND_MAX_FILTERS 16
+
+/*
+ * The filter called `name` of `kind`, or, when kind is NULL, of the first
+ * registered kind that has one by that name; NULL when there is none.
+ */
+const sf_level_filter *sf_kind_filter(const sf_kind *kind, const char *name);
+
+/*
+ * Writes the filter names of `kind`, comma-separated ("lattice, length"),
+ * to buf (len bytes, NUL-terminated, truncated to fit) and returns buf;
+ * "(none)" when the kind has none.
+ */
+char *sf_kind_filter_names(const sf_kind *kind, char *buf, size_t len);
 
 /* The kind called `name`, or NULL. */
 const sf_kind *sf_kind_find(const char *name);

@@ -5,16 +5,22 @@
 # another status), with the reason on stderr, which `docker inspect` shows
 # in .State.Health.Log.
 #
-# The address is STARFORGE_LISTEN's (HOST:PORT, as `starforge serve` reads
-# it), 0.0.0.0 meaning this container's loopback. Set the listen address
-# through the environment, not --listen, for the check to follow it.
+# The address is STARFORGE_LISTEN's (HOST:PORT or [IPV6]:PORT, as
+# `starforge serve` reads it), 0.0.0.0 and [::] meaning this container's
+# loopback. Set the listen address through the environment, not --listen,
+# for the check to follow it.
 #
 # Tested against a live server by tests/integration/docker.test.mjs.
 set -u
 listen=${STARFORGE_LISTEN:-127.0.0.1:8080}
 host=${listen%:*}
 port=${listen##*:}
-[ "$host" = 0.0.0.0 ] && host=127.0.0.1
+host=${host#[}
+host=${host%]}
+case $host in
+0.0.0.0) host=127.0.0.1 ;;
+::) host=::1 ;;
+esac
 
 if ! exec 3<>"/dev/tcp/$host/$port"; then
 	echo "healthcheck: cannot connect to $host:$port" >&2

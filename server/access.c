@@ -22,8 +22,8 @@
 
 /* What a browser may send beyond the safelisted headers, and read beyond the safelisted ones. */
 static const char allow_headers[] =
-	"Authorization, Content-Type, Idempotency-Key, If-None-Match, Last-Event-ID";
-static const char expose_headers[] = "ETag, Location, Retry-After, WWW-Authenticate";
+	"Authorization, Content-Type, Idempotency-Key, If-None-Match, Last-Event-ID, X-Request-Id";
+static const char expose_headers[] = "ETag, Location, Retry-After, WWW-Authenticate, X-Request-Id";
 /* Seconds a browser may reuse a preflight's answer (Chromium caps this at 7200). */
 static const char max_age[] = "600";
 
@@ -64,13 +64,13 @@ void access_log(const service *svc)
 {
 	const service_config *c = &svc->cfg;
 	if (c->tokens)
-		fprintf(stderr, "serve: access: %zu bearer token%s; writes need one, reads %s\n",
-			auth_count(c->tokens), auth_count(c->tokens) == 1 ? "" : "s",
-			c->auth_reads ? "too" : "are open");
+		log_info("serve: access: %zu bearer token%s; writes need one, reads %s",
+			 auth_count(c->tokens), auth_count(c->tokens) == 1 ? "" : "s",
+			 c->auth_reads ? "too" : "are open");
 	if (c->cors) {
 		char origins[512];
 		cors_describe(c->cors, origins, sizeof origins);
-		fprintf(stderr, "serve: CORS: origins %s\n", origins);
+		log_info("serve: CORS: origins %s", origins);
 	}
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/json_out.h"
 #include "../core/kinds.h"
 #include "cli.h"
 
@@ -144,7 +145,7 @@ int cli_generate(int argc, char **argv)
 			       : CLI_FAIL;
 	}
 	/* Full precision: echoed params must reproduce the run and its level ids. */
-	char *text = json_dumps(doc, JSON_COMPACT);
+	char *text = sf_json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	if (!text) {
 		fprintf(stderr, "starforge generate: out of memory writing the result\n");

@@ -1,6 +1,8 @@
 /*
  * cmd_serve.c - `starforge serve`: options and environment, then the loop.
  */
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +10,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "listen.h"
+#include "log.h"
 #include "service.h"
+#include "version.h"
 
 static const char usage[] =
 	"usage: starforge serve [--listen HOST:PORT] [--db PATH] [--workers N] [--max-queue N]\n"
@@ -16,15 +21,23 @@ static const char usage[] =
 	"                       [--max-connections N] [--max-connections-per-ip N]\n"
 	"                       [--connection-timeout S]\n"
 	"                       [--token-file PATH [--auth-reads]] [--cors-origin ORIGIN]...\n"
+	"                       [--log-format text|json]\n"
 	"\n"
 	"Runs the Starforge HTTP service: generation jobs over REST (POST /v1/jobs),\n"
 	"levels (GET /v1/levels), exact evaluations (GET /v1/evaluations/...), health,\n"
-	"readiness and Prometheus metrics; the API is in openapi.yaml (GET /openapi.yaml).\n"
+	"readiness and Prometheus metrics; the API is in openapi.yaml (GET /openapi.yaml,\n"
+	"and as JSON GET /openapi.json).\n"
 	"The database file and its folder are created on first start.\n"
 	"\n"
-	"options (each also read from the environment variable in brackets):\n"
-	"  --listen HOST:PORT  IPv4 address and port (STARFORGE_LISTEN; default\n"
-	"                      127.0.0.1:8080; port 0 picks a free one)\n"
+	"options (each also read from the environment variable in brackets, the\n"
+	"command line winning; an error names the one that was used):\n"
+	"  --listen HOST:PORT  where to listen (STARFORGE_LISTEN; default 127.0.0.1:8080):\n"
+	"                      an IPv4 address, a host name (every address it has;\n"
+	"                      localhost: 127.0.0.1 and ::1) or an IPv6 address in\n"
+	"                      brackets ([::1]:8080; [::]: every interface, IPv4 too);\n"
+	"                      port 0 picks a free one. Bound before the database is\n"
+	"                      opened; a value that cannot be bound exits 2 (1 when\n"
+	"                      the port is in use or needs privileges)\n"
 	"  --db PATH           SQLite database (STARFORGE_DB; default ./data/starforge.db)\n"
 	"  --workers N         jobs running at once, 1..256 (STARFORGE_WORKERS; default:\n"
 	"                      online CPUs)\n"
@@ -53,33 +66,137 @@ static const char usage[] =
 	"                      it, POST /v1/jobs, DELETE /v1/jobs/{id} and uploads need\n"
 	"                      'Authorization: Bearer TOKEN' (else 401)\n"
 	"  --auth-reads        with --token-file: reads need a token too, all but\n"
-	"                      /healthz, /readyz, /openapi.yaml and the dashboard's\n"
-	"                      files (STARFORGE_AUTH_READS=1; default 0)\n"
+	"                      /healthz, /readyz, /openapi.yaml, /openapi.json and\n"
+	"                      the dashboard's files (STARFORGE_AUTH_READS=1; default 0)\n"
 	"  --cors-origin ORIGIN  browser origins that may call the API, e.g.\n"
 	"                      https://play.example; repeatable or comma-separated, *\n"
 	"                      for any (STARFORGE_CORS_ORIGIN; default: none, no CORS)\n"
+	"  --log-format F      text (a UTC timestamp, then the line) or json (one object\n"
+	"                      per line: ts, level, msg and the request's or job's\n"
+	"                      fields) (STARFORGE_LOG_FORMAT; default text)\n"
 	"\n"
-	"Logs go to stderr, one line per request and per job transition. SIGTERM and\n"
-	"SIGINT stop accepting, requeue running jobs at their next generation, and exit 0.\n";
+	"Logs go to stderr, one line per request (with its X-Request-Id) and per job\n"
+	"transition. SIGTERM and SIGINT stop accepting, requeue running jobs at their\n"
+	"next generation, and exit 0.\n";
 
-static int parse_listen(const char *text, service_config *cfg)
-{
-	const char *colon = strrchr(text, ':');
-	if (!colon || colon == text || (size_t)(colon - text) >= sizeof cfg->host)
-		return cli_usage_error("serve", "--listen '%s' is not HOST:PORT", text);
-	long port;
-	if (cli_int("serve", "--listen port", colon + 1, 0, 65535, &port))
-		return CLI_USAGE;
-	memcpy(cfg->host, text, (size_t)(colon - text));
-	cfg->host[colon - text] = '\0';
-	cfg->port = (int)port;
-	return 0;
-}
+/* Every option of serve: its flag and its environment variable. */
+enum {
+	OPT_LISTEN,
+	OPT_DB,
+	OPT_WORKERS,
+	OPT_MAX_QUEUE,
+	OPT_JOB_THREADS,
+	OPT_EVAL_BUDGET,
+	OPT_JOB_TIMEOUT,
+	OPT_MAX_CONNECTIONS,
+	OPT_MAX_CONNECTIONS_PER_IP,
+	OPT_CONNECTION_TIMEOUT,
+	OPT_TOKEN_FILE,
+	OPT_AUTH_READS,
+	OPT_CORS_ORIGIN,
+	OPT_LOG_FORMAT,
+	NOPTS
+};
+
+static const struct {
+	const char *flag, *env;
+} options[NOPTS] = {
+	[OPT_LISTEN] = { "--listen", "STARFORGE_LISTEN" },
+	[OPT_DB] = { "--db", "STARFORGE_DB" },
+	[OPT_WORKERS] = { "--workers", "STARFORGE_WORKERS" },
+	[OPT_MAX_QUEUE] = { "--max-queue", "STARFORGE_MAX_QUEUE" },
+	[OPT_JOB_THREADS] = { "--job-threads", "STARFORGE_JOB_THREADS" },
+	[OPT_EVAL_BUDGET] = { "--eval-budget", "STARFORGE_EVAL_BUDGET" },
+	[OPT_JOB_TIMEOUT] = { "--job-timeout", "STARFORGE_JOB_TIMEOUT" },
+	[OPT_MAX_CONNECTIONS] = { "--max-connections", "STARFORGE_MAX_CONNECTIONS" },
+	[OPT_MAX_CONNECTIONS_PER_IP] = { "--max-connections-per-ip",
+					 "STARFORGE_MAX_CONNECTIONS_PER_IP" },
+	[OPT_CONNECTION_TIMEOUT] = { "--connection-timeout", "STARFORGE_CONNECTION_TIMEOUT" },
+	[OPT_TOKEN_FILE] = { "--token-file", "STARFORGE_TOKEN_FILE" },
+	[OPT_AUTH_READS] = { "--auth-reads", "STARFORGE_AUTH_READS" },
+	[OPT_CORS_ORIGIN] = { "--cors-origin", "STARFORGE_CORS_ORIGIN" },
+	[OPT_LOG_FORMAT] = { "--log-format", "STARFORGE_LOG_FORMAT" },
+};
+
+/*
+ * An option's value and where it came from: an error names what the user
+ * wrote, the flag ("--workers 'abc'") or the variable
+ * ("STARFORGE_WORKERS='abc'"), never the other.
+ */
+typedef struct setting {
+	int opt;
+	const char *value; /* NULL: neither given */
+	int from_env;
+} setting;
 
 /* The option's value: the command line first, then the environment. */
-static const char *pick(const char *arg, const char *env)
+static setting pick(const char *const args[NOPTS], int opt)
 {
-	return arg ? arg : getenv(env);
+	setting s = { opt, args[opt], 0 };
+	if (!s.value && (s.value = getenv(options[opt].env)) != NULL)
+		s.from_env = 1;
+	return s;
+}
+
+/* The flag or the variable the setting came from. */
+static const char *setting_name(const setting *s)
+{
+	return s->from_env ? options[s->opt].env : options[s->opt].flag;
+}
+
+/*
+ * Prints "starforge serve: --flag 'VALUE' ..." or "starforge serve:
+ * VARIABLE='VALUE' ..." followed by the message; returns CLI_USAGE.
+ */
+__attribute__((format(printf, 2, 3))) static int bad_setting(const setting *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, s->from_env ? "starforge serve: %s='%s' " : "starforge serve: %s '%s' ",
+		setting_name(s), s->value);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return CLI_USAGE;
+}
+
+/* The integer options: range and default (docs/RELIABILITY.md for the limits). */
+static const struct {
+	int opt;
+	long lo, hi;
+} int_options[] = {
+	{ OPT_WORKERS, 1, 256 },
+	{ OPT_MAX_QUEUE, 1, 100000 },
+	{ OPT_JOB_THREADS, 1, 64 },
+	{ OPT_JOB_TIMEOUT, 1, 604800 },
+	{ OPT_MAX_CONNECTIONS, 1, 100000 },
+	{ OPT_MAX_CONNECTIONS_PER_IP, 0, 100000 },
+	{ OPT_CONNECTION_TIMEOUT, 1, 3600 },
+};
+#define NINT (sizeof int_options / sizeof int_options[0])
+
+/*
+ * Each integer option into v[opt] (left as the caller's default when not
+ * given): whole decimal digits within its range. Returns 0 or CLI_USAGE.
+ */
+static int int_values(const char *const args[NOPTS], long v[NOPTS])
+{
+	for (size_t k = 0; k < NINT; k++) {
+		setting s = pick(args, int_options[k].opt);
+		if (!s.value)
+			continue;
+		char *end;
+		errno = 0;
+		long n = strtol(s.value, &end, 10);
+		/* strtol also takes leading blanks and '+': a value is digits only. */
+		int plain = (s.value[0] >= '0' && s.value[0] <= '9') ||
+			    (s.value[0] == '-' && s.value[1] >= '0' && s.value[1] <= '9');
+		if (!plain || *end || errno || n < int_options[k].lo || n > int_options[k].hi)
+			return bad_setting(&s, "is not an integer in %ld..%ld", int_options[k].lo,
+					   int_options[k].hi);
+		v[s.opt] = n;
+	}
+	return 0;
 }
 
 /*
@@ -89,80 +206,40 @@ static const char *pick(const char *arg, const char *env)
  * auth_free and cors_free, also after a failure. Returns 0, or CLI_USAGE
  * after one line naming what is wrong.
  */
-static int access_options(const char *token_file, const char *auth_reads, const char **cors_args,
-			  int ncors, service_config *cfg, auth_tokens **tokens, cors_policy **cors)
+static int access_options(const char *const args[NOPTS], const char **cors_args, int ncors,
+			  service_config *cfg, auth_tokens **tokens, cors_policy **cors)
 {
 	sf_err err = { 0 };
-	const char *value;
-	if ((value = pick(token_file, "STARFORGE_TOKEN_FILE"))) {
-		if (!*value)
-			return cli_usage_error("serve", "--token-file is empty");
-		if (!(*tokens = auth_load(value, &err)))
-			return cli_usage_error("serve", "--token-file %s", err.msg);
+	setting s = pick(args, OPT_TOKEN_FILE);
+	if (s.value) {
+		if (!*s.value)
+			return cli_usage_error("serve", "%s%s is empty", setting_name(&s),
+					       s.from_env ? "=''" : "");
+		if (!(*tokens = auth_load(s.value, &err)))
+			return cli_usage_error("serve", "%s %s", setting_name(&s), err.msg);
 		cfg->tokens = *tokens;
 	}
-	if ((value = pick(auth_reads, "STARFORGE_AUTH_READS"))) {
-		if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
-			return cli_usage_error("serve", "STARFORGE_AUTH_READS '%s' is not 0 or 1",
-					       value);
-		cfg->auth_reads = value[0] == '1';
+	if ((s = pick(args, OPT_AUTH_READS)).value) {
+		if (strcmp(s.value, "0") != 0 && strcmp(s.value, "1") != 0)
+			return bad_setting(&s, "is not 0 or 1");
+		cfg->auth_reads = s.value[0] == '1';
 		if (cfg->auth_reads && !cfg->tokens)
-			return cli_usage_error("serve", "--auth-reads needs --token-file");
+			return cli_usage_error(
+				"serve", "%s needs --token-file (or STARFORGE_TOKEN_FILE)",
+				s.from_env ? "STARFORGE_AUTH_READS=1" : "--auth-reads");
 	}
-	const char *env_cors = ncors ? NULL : getenv("STARFORGE_CORS_ORIGIN");
-	if (env_cors)
-		cors_args[ncors++] = env_cors;
+	s = (setting){ OPT_CORS_ORIGIN, NULL, 0 };
+	if (!ncors && (s.value = getenv(options[OPT_CORS_ORIGIN].env)) != NULL) {
+		s.from_env = 1;
+		cors_args[ncors++] = s.value;
+	}
 	for (int i = 0; i < ncors; i++) {
 		int bad = i ? cors_add(*cors, cors_args[i], &err) != 0
 			    : (*cors = cors_parse(cors_args[i], &err)) == NULL;
 		if (bad)
-			return cli_usage_error("serve", "--cors-origin: %s", err.msg);
+			return cli_usage_error("serve", "%s: %s", setting_name(&s), err.msg);
 	}
 	cfg->cors = *cors;
-	return 0;
-}
-
-/* The limit options: name, variable, range, default (docs/RELIABILITY.md). */
-static const struct {
-	const char *option, *env;
-	long lo, hi, dflt;
-} limits[] = {
-	{ "--job-timeout", "STARFORGE_JOB_TIMEOUT", 1, 604800, 600 },
-	{ "--max-connections", "STARFORGE_MAX_CONNECTIONS", 1, 100000, 1024 },
-	{ "--max-connections-per-ip", "STARFORGE_MAX_CONNECTIONS_PER_IP", 0, 100000, 0 },
-	{ "--connection-timeout", "STARFORGE_CONNECTION_TIMEOUT", 1, 3600, 30 },
-};
-#define NLIMITS (sizeof limits / sizeof limits[0])
-
-/* Like cli_option, for any of the limit options: its value goes to args[k]. */
-static int limit_option(int argc, char **argv, int *i, const char *args[NLIMITS])
-{
-	for (size_t k = 0; k < NLIMITS; k++) {
-		const char *value;
-		int m = cli_option("serve", argc, argv, i, limits[k].option, &value);
-		if (m > 0)
-			args[k] = value;
-		if (m)
-			return m;
-	}
-	return 0;
-}
-
-/* Each limit from its option, else its variable, else its default; 0 or CLI_USAGE. */
-static int limit_values(const char *args[NLIMITS], service_config *cfg)
-{
-	long v[NLIMITS];
-	for (size_t k = 0; k < NLIMITS; k++) {
-		const char *text = pick(args[k], limits[k].env);
-		v[k] = limits[k].dflt;
-		if (text &&
-		    cli_int("serve", limits[k].option, text, limits[k].lo, limits[k].hi, &v[k]))
-			return CLI_USAGE;
-	}
-	cfg->job_timeout_s = (int)v[0];
-	cfg->max_connections = (unsigned)v[1];
-	cfg->max_connections_per_ip = (unsigned)v[2];
-	cfg->connection_timeout_s = (unsigned)v[3];
 	return 0;
 }
 
@@ -181,10 +258,9 @@ static void raise_fd_limit(unsigned connections)
 	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need ? rl.rlim_max : need;
 	setrlimit(RLIMIT_NOFILE, &rl);
 	if (rl.rlim_cur < need)
-		fprintf(stderr,
-			"serve: only %llu file descriptors (the hard RLIMIT_NOFILE): fewer than "
-			"--max-connections %u connections will fit\n",
-			(unsigned long long)rl.rlim_cur, connections);
+		log_info("serve: only %llu file descriptors (the hard RLIMIT_NOFILE): fewer than "
+			 "--max-connections %u connections will fit",
+			 (unsigned long long)rl.rlim_cur, connections);
 }
 
 int cli_serve(int argc, char **argv)
@@ -194,99 +270,123 @@ int cli_serve(int argc, char **argv)
 	 * service flushes it four times a second and at exit. */
 	static char logbuf[1 << 16];
 	setvbuf(stderr, logbuf, _IOFBF, sizeof logbuf);
-	const char *listen = NULL, *db = NULL, *workers = NULL, *max_queue = NULL,
-		   *job_threads = NULL, *eval_budget = NULL, *value;
-	const char *limit_args[NLIMITS] = { NULL };
-	const char *token_file = NULL, *auth_reads = NULL, *cors_args[CORS_ORIGINS_MAX + 1];
+	const char *args[NOPTS] = { NULL }, *value;
+	const char *cors_args[CORS_ORIGINS_MAX + 1];
 	int ncors = 0;
 	for (int i = 1; i < argc; i++) {
-		int m;
+		int m = 0;
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage, stdout);
 			return CLI_OK;
 		}
-		if ((m = cli_option("serve", argc, argv, &i, "--listen", &value)) != 0)
-			listen = value;
-		else if ((m = cli_option("serve", argc, argv, &i, "--db", &value)) != 0)
-			db = value;
-		else if ((m = cli_option("serve", argc, argv, &i, "--workers", &value)) != 0)
-			workers = value;
-		else if ((m = cli_option("serve", argc, argv, &i, "--max-queue", &value)) != 0)
-			max_queue = value;
-		else if ((m = cli_option("serve", argc, argv, &i, "--job-threads", &value)) != 0)
-			job_threads = value;
-		else if ((m = cli_option("serve", argc, argv, &i, "--eval-budget", &value)) != 0)
-			eval_budget = value;
-		else if ((m = limit_option(argc, argv, &i, limit_args)) != 0) {
-			/* the value is in limit_args */
-		} else if ((m = cli_option("serve", argc, argv, &i, "--token-file", &value)) != 0)
-			token_file = value;
-		else if (!strcmp(argv[i], "--auth-reads"))
-			auth_reads = "1";
-		else if ((m = cli_option("serve", argc, argv, &i, "--cors-origin", &value)) != 0) {
-			if (ncors == CORS_ORIGINS_MAX)
-				return cli_usage_error("serve",
-						       "more than %d --cors-origin options",
-						       CORS_ORIGINS_MAX);
-			cors_args[ncors++] = value;
-		} else
-			return cli_usage_error("serve", "unknown argument '%s' (see --help)",
-					       argv[i]);
+		if (!strcmp(argv[i], "--auth-reads")) {
+			args[OPT_AUTH_READS] = "1";
+			continue;
+		}
+		int k;
+		for (k = 0; k < NOPTS && !m; k++)
+			if (k != OPT_AUTH_READS &&
+			    (m = cli_option("serve", argc, argv, &i, options[k].flag, &value)) != 0)
+				break;
 		if (m < 0)
 			return CLI_USAGE;
+		if (!m)
+			return cli_usage_error("serve", "unknown argument '%s' (see --help)",
+					       argv[i]);
+		if (k != OPT_CORS_ORIGIN)
+			args[k] = value;
+		else if (ncors == CORS_ORIGINS_MAX)
+			return cli_usage_error("serve", "more than %d --cors-origin options",
+					       CORS_ORIGINS_MAX);
+		else
+			cors_args[ncors++] = value;
 	}
+
+	/* First, so that every line from here on has the chosen format. */
+	setting lf = pick(args, OPT_LOG_FORMAT);
+	log_format format = LOG_TEXT;
+	if (lf.value && log_format_parse(lf.value, &format))
+		return bad_setting(&lf, "is not text or json");
+	log_set_format(format);
 
 	service_config cfg;
 	memset(&cfg, 0, sizeof cfg);
-	long n, cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	snprintf(cfg.host, sizeof cfg.host, "127.0.0.1");
-	cfg.port = 8080;
-	cfg.workers = cpus < 1 ? 1 : cpus > 256 ? 256 : (int)cpus;
-	cfg.max_queue = 256;
-	cfg.job_threads = 1;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN), v[NOPTS] = { 0 };
+	v[OPT_WORKERS] = cpus < 1 ? 1 : cpus > 256 ? 256 : cpus;
+	v[OPT_MAX_QUEUE] = 256;
+	v[OPT_JOB_THREADS] = 1;
+	v[OPT_JOB_TIMEOUT] = 600;
+	v[OPT_MAX_CONNECTIONS] = 1024;
+	v[OPT_MAX_CONNECTIONS_PER_IP] = 0;
+	v[OPT_CONNECTION_TIMEOUT] = 30;
+	if (int_values(args, v))
+		return CLI_USAGE;
+	cfg.workers = (int)v[OPT_WORKERS];
+	cfg.max_queue = (int)v[OPT_MAX_QUEUE];
+	cfg.job_threads = (int)v[OPT_JOB_THREADS];
+	cfg.job_timeout_s = (int)v[OPT_JOB_TIMEOUT];
+	cfg.max_connections = (unsigned)v[OPT_MAX_CONNECTIONS];
+	cfg.max_connections_per_ip = (unsigned)v[OPT_MAX_CONNECTIONS_PER_IP];
+	cfg.connection_timeout_s = (unsigned)v[OPT_CONNECTION_TIMEOUT];
 	cfg.eval_budget = 5e8;
 	cfg.max_body = 64 * 1024;
 	snprintf(cfg.db_path, sizeof cfg.db_path, "./data/starforge.db");
-	if ((value = pick(listen, "STARFORGE_LISTEN")) && parse_listen(value, &cfg))
-		return CLI_USAGE;
-	if ((value = pick(db, "STARFORGE_DB"))) {
-		if (!*value || strlen(value) >= sizeof cfg.db_path)
-			return cli_usage_error("serve", "--db '%s' is empty or too long", value);
-		snprintf(cfg.db_path, sizeof cfg.db_path, "%s", value);
-	}
-	if ((value = pick(workers, "STARFORGE_WORKERS"))) {
-		if (cli_int("serve", "--workers", value, 1, 256, &n))
-			return CLI_USAGE;
-		cfg.workers = (int)n;
-	}
-	if ((value = pick(max_queue, "STARFORGE_MAX_QUEUE"))) {
-		if (cli_int("serve", "--max-queue", value, 1, 100000, &n))
-			return CLI_USAGE;
-		cfg.max_queue = (int)n;
-	}
-	if ((value = pick(job_threads, "STARFORGE_JOB_THREADS"))) {
-		if (cli_int("serve", "--job-threads", value, 1, 64, &n))
-			return CLI_USAGE;
-		cfg.job_threads = (int)n;
-	}
-	if ((value = pick(eval_budget, "STARFORGE_EVAL_BUDGET"))) {
-		char *end;
-		cfg.eval_budget = strtod(value, &end);
-		if (!*value || *end || !(cfg.eval_budget >= 1 && cfg.eval_budget <= 1e12))
-			return cli_usage_error(
-				"serve", "--eval-budget '%s' is not a number in 1..1e12", value);
-	}
 
-	if (limit_values(limit_args, &cfg))
-		return CLI_USAGE;
+	setting s = pick(args, OPT_DB);
+	if (s.value) {
+		if (!*s.value || strlen(s.value) >= sizeof cfg.db_path)
+			return bad_setting(&s, "is empty or longer than %zu bytes",
+					   sizeof cfg.db_path - 1);
+		snprintf(cfg.db_path, sizeof cfg.db_path, "%s", s.value);
+	}
+	if ((s = pick(args, OPT_EVAL_BUDGET)).value) {
+		char *end;
+		cfg.eval_budget = strtod(s.value, &end);
+		if (!*s.value || *end || !(cfg.eval_budget >= 1 && cfg.eval_budget <= 1e12))
+			return bad_setting(&s, "is not a number in 1..1e12");
+	}
+	/* The listen value is checked before anything else happens; binding it
+	 * comes last of the checks, so that no other bad option holds a port. */
+	s = pick(args, OPT_LISTEN);
+	if (!s.value)
+		s.value = "127.0.0.1:8080";
+	static listen_set listening;
+	sf_err err = { 0 };
+	{
+		char host[256];
+		int port, bracketed;
+		if (listen_split(s.value, host, sizeof host, &port, &bracketed, &err)) {
+			fprintf(stderr,
+				s.from_env ? "starforge serve: %s='%s': %s\n"
+					   : "starforge serve: %s '%s': %s\n",
+				setting_name(&s), s.value, err.msg);
+			return CLI_USAGE;
+		}
+	}
 
 	auth_tokens *tokens = NULL;
 	cors_policy *cors = NULL;
-	if (access_options(token_file, auth_reads, cors_args, ncors, &cfg, &tokens, &cors)) {
+	if (access_options(args, cors_args, ncors, &cfg, &tokens, &cors)) {
 		auth_free(tokens);
 		cors_free(cors);
 		return CLI_USAGE;
 	}
+
+	/* Bound before the database is opened: a --listen that cannot work
+	 * is refused without creating the database or its folder. */
+	int rc = listen_open(s.value, &listening, &err);
+	if (rc) {
+		fprintf(stderr,
+			s.from_env ? "starforge serve: %s='%s': %s\n"
+				   : "starforge serve: %s '%s': %s\n",
+			setting_name(&s), s.value, err.msg);
+		auth_free(tokens);
+		cors_free(cors);
+		return rc == SF_EINVAL ? CLI_USAGE : CLI_FAIL;
+	}
+	cfg.listen_fds = listening.fds;
+	cfg.nlisten = listening.nfds;
+	cfg.listen_urls = listening.urls;
 
 	raise_fd_limit(cfg.max_connections);
 	/* libuv sizes its pool on first use: jobs plus the evaluation slots. */
@@ -295,12 +395,14 @@ int cli_serve(int argc, char **argv)
 	setenv("UV_THREADPOOL_SIZE", pool, 1);
 	json_object_seed(0); /* before any thread exists */
 
+	log_info("serve: starforge %s (commit %s)", sf_version, sf_commit);
 	uv_loop_t *loop = uv_default_loop();
 	static service svc;
-	sf_err err = { 0 };
 	if (service_start(&svc, loop, &cfg, &err)) {
 		fprintf(stderr, "starforge serve: %s\n", err.msg);
 		fflush(stderr);
+		if (!svc.http)
+			listen_close(&listening);
 		store_close(svc.db);
 		metrics_free(svc.metrics);
 		auth_free(tokens);

@@ -5,8 +5,8 @@
  * install step and no way for the files on disk to disagree with the code.
  *
  * The Makefile generates the tables with scripts/embed.sh into
- * build/gen/migrations.c and build/gen/assets.c, and regenerates them when
- * any embedded file, or the set of files, changes.
+ * build/gen/migrations.c, build/gen/assets.c and build/gen/openapi.c, and
+ * regenerates them when any embedded file, or the set of files, changes.
  */
 #ifndef SF_EMBEDDED_H
 #define SF_EMBEDDED_H
@@ -29,10 +29,19 @@ extern const sf_embedded sf_migrations[];
 extern const size_t sf_migrations_count;
 
 /*
- * openapi.yaml, then every .json file under schema/ at any depth, then every
- * file of web/ (the dashboard, server/web.c), each set sorted by path.
+ * Every .json file under schema/ at any depth, then every file of web/ (the
+ * dashboard, server/web.c), each set sorted by path.
  */
 extern const sf_embedded sf_assets[];
 extern const size_t sf_assets_count;
+
+/*
+ * One entry: the OpenAPI document served at /openapi.yaml and /openapi.json,
+ * openapi.yaml with every schema it reaches inlined by tools/openapi_bundle.c
+ * (JSON text, so YAML as well; every $ref local). Its name is the build path
+ * of the bundle; use the entry, not the name.
+ */
+extern const sf_embedded sf_openapi[];
+extern const size_t sf_openapi_count;
 
 #endif

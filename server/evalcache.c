@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/json_out.h"
 #include "../core/lattice/lattice_json.h"
 
 typedef struct pending {
@@ -73,7 +74,7 @@ static void cache_put(void *ctx, const lat_result *res, const lat_seq *seq)
 	evalcache *c = ctx;
 	atomic_fetch_add(&c->ms->enumerations, 1);
 	json_t *doc = lat_result_json(res, seq);
-	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	char *text = doc ? sf_json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
 	if (!text)
 		return; /* a cache entry lost to memory pressure costs a recomputation */

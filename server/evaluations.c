@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/json_out.h"
 #include "../core/lattice/lattice.h"
 #include "../core/lattice/lattice_json.h"
 #include "../core/lattice/svg.h"
@@ -64,7 +65,7 @@ static void answer(service *svc, http_req *r, const char *key, const char *doc,
 	int ok = stars_thresholds(counts, (int)n, cfg, t, &serr) == 0;
 	json_object_set_new(ev, "stars", stars_json(cfg, "contacts", ok ? t : NULL, serr.msg));
 	sf_err perr = { 0 };
-	char *text = svg ? lat_evaluation_svg(ev, &perr) : json_dumps(ev, JSON_COMPACT);
+	char *text = svg ? lat_evaluation_svg(ev, &perr) : sf_json_dumps(ev, JSON_COMPACT);
 	json_decref(ev);
 	if (!text && perr.code == SF_EINVAL) {
 		respond_problem(r, 500, "internal", "Internal error", NULL, "picture: %s",
@@ -100,7 +101,7 @@ static void eval_work(uv_work_t *w)
 		return;
 	atomic_fetch_add(&metrics_shared_of(e->svc->metrics)->enumerations, 1);
 	json_t *doc = lat_result_json(&res, &e->seq);
-	e->doc = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	e->doc = doc ? sf_json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
 	if (!e->doc)
 		e->rc = sf_err_set(&e->err, SF_ENOMEM, "out of memory writing the evaluation");
@@ -119,7 +120,7 @@ static void eval_after(uv_work_t *w, int status)
 		lat_seq_format(&e->seq, seq);
 		sf_err err = { 0 };
 		if (store_put_evaluation(svc->db, lat_kind_name(e->kind), seq, e->doc, &err))
-			fprintf(stderr, "evaluation cache: %s\n", err.msg);
+			log_error("evaluation cache: %s", err.msg);
 		char key[96];
 		eval_key(e->kind, &e->seq, e->stars.strategy, e->svg, key);
 		answer(svc, e->req, key, e->doc, &e->stars, e->svg);
@@ -136,6 +137,9 @@ static void evaluate(service *svc, http_req *r, const route_match *m, int svg)
 	lat_kind kind;
 	lat_seq seq;
 	stars_strategy strat = STARS_PAPER;
+	static const char *const allowed[] = { "stars", NULL };
+	if (service_query_check(r, allowed, NULL, NULL, NULL))
+		return;
 	const char *sq = http_req_query(r, "stars");
 	if (lat_parse_kind(route_param(m, "lattice"), &kind, &err) ||
 	    lat_seq_parse(route_param(m, "sequence"), &seq, &err) ||

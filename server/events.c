@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/json_out.h"
 #include "events.h"
 #include "service.h"
 
@@ -314,7 +315,7 @@ static double finite_or_zero(double x)
  */
 static char *format_event(int64_t id, const char *name, json_t *data, size_t *len)
 {
-	char *json = data ? json_dumps(data, JSON_COMPACT) : NULL;
+	char *json = data ? sf_json_dumps(data, JSON_COMPACT) : NULL;
 	json_decref(data);
 	if (!json)
 		return NULL;
@@ -357,8 +358,8 @@ static void feed_append(ev_feed *f, int64_t id, char *text, size_t len)
 	if (!text)
 		return;
 	if (ev_log_append(f->log, id, text, len))
-		fprintf(stderr, "job %s: events: out of memory, event %lld dropped\n", f->job_id,
-			(long long)id);
+		log_error("job %s: events: out of memory, event %lld dropped", f->job_id,
+			  (long long)id);
 	free(text);
 	wake_all(f);
 }
@@ -508,7 +509,7 @@ void events_job_ended(service *svc, const char *job_id)
 		char *text = final_event(&job, &len, &id);
 		feed_append(f, id, text, len);
 	} else if (found < 0) {
-		fprintf(stderr, "job %s: events: store: %s\n", job_id, err.msg);
+		log_error("job %s: events: store: %s", job_id, err.msg);
 	}
 	store_job_clear(&job);
 	f->ended = 1;

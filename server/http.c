@@ -27,14 +27,21 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "encoding.h"
+#include "log.h"
 
 /*
  * An open connection, as the request deadline sees it: MHD's own timeout
@@ -51,6 +58,20 @@ typedef struct http_conn {
 	struct http_conn *prev, *next;
 } http_conn;
 
+/*
+ * A listening socket besides libmicrohttpd's own, when one --listen means
+ * several addresses (listen.h): MHD listens on one socket only, so the
+ * loop polls the others, accepts and hands each connection to MHD with
+ * MHD_add_connection(), where the same limits apply. While the connection
+ * limit is reached the extra sockets are not polled, so that their new
+ * connections wait in the backlog as MHD's own do.
+ */
+typedef struct http_listener {
+	uv_poll_t poll; /* first: the close callback gets the listener from it */
+	int fd;
+	int closing; /* uv_close has been called; the close callback closes fd */
+} http_listener;
+
 struct http_server {
 	uv_loop_t *loop;
 	struct MHD_Daemon *mhd;
@@ -65,8 +86,15 @@ struct http_server {
 	http_conn *conns; /* every connection MHD has open */
 	unsigned long dropped;
 	int closed; /* a connection closed during this MHD_run */
+	/* Generated request ids: a random prefix, then a counter scrambled by a
+	 * bijection (so unique), both set up on the first request. */
+	uint64_t id_prefix, id_key, id_next;
+	int id_ready;
 	void (*on_closed)(void *arg);
 	void *closed_arg;
+	http_listener extra[HTTP_LISTEN_MAX - 1]; /* cfg.listen_fds[1..] */
+	int nextra;
+	int extra_paused; /* at the connection limit: extra sockets not polled */
 };
 
 typedef struct decoded {
@@ -90,7 +118,8 @@ struct http_req {
 	size_t nextra;                         /* entries used in extra */
 	int streaming; /* answered by http_respond_stream: `stream` is set */
 	http_stream stream;
-	http_req *prev, *next; /* on srv->reqs */
+	char id[HTTP_REQUEST_ID_MAX + 1]; /* http_req_id() */
+	http_req *prev, *next;            /* on srv->reqs */
 };
 
 static double now_s(void)
@@ -134,6 +163,56 @@ static void run_mhd(http_server *s)
 		uv_timer_start(&s->timer, on_timer, ms > 60000 ? 60000 : (uint64_t)ms, 0);
 	else
 		uv_timer_stop(&s->timer);
+}
+
+/* ---- request ids ---- */
+
+int http_request_id_valid(const char *id)
+{
+	size_t n = 0;
+	if (!id)
+		return 0;
+	for (; id[n]; n++) {
+		char c = id[n];
+		int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+			 (c >= '0' && c <= '9') || c == '.' || c == '_' || c == ':' || c == '-';
+		if (!ok || n == HTTP_REQUEST_ID_MAX)
+			return 0;
+	}
+	return n > 0;
+}
+
+/* splitmix64's finaliser: a bijection of 64-bit words that looks random. */
+static uint64_t scramble(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* The client's X-Request-Id when sane, else a new one. */
+static void request_id_init(http_server *s, http_req *r)
+{
+	const char *given = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Request-Id");
+	if (http_request_id_valid(given)) {
+		snprintf(r->id, sizeof r->id, "%s", given);
+		return;
+	}
+	if (!s->id_ready) {
+		uint64_t seed[2];
+		if (getrandom(seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed) {
+			/* no entropy yet (early boot): the time and pid still differ per start */
+			seed[0] = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid();
+			seed[1] = scramble(seed[0] ^ (uint64_t)(now_s() * 1e9));
+		}
+		s->id_prefix = seed[0];
+		s->id_key = seed[1];
+		s->id_ready = 1;
+	}
+	snprintf(r->id, sizeof r->id, "%016llx%016llx", (unsigned long long)s->id_prefix,
+		 (unsigned long long)scramble(s->id_key + s->id_next++));
 }
 
 /* ---- MHD callbacks ---- */
@@ -244,6 +323,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		*con_cls = r;
 		if (!r->method || !r->path)
 			return MHD_NO;
+		request_id_init(s, r);
 		if (announced_too_large(s, conn)) {
 			/* Answered before the body is read: MHD then reads no more
 			 * from the connection and closes it after the answer. */
@@ -315,6 +395,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 }
 
+static void listeners_resume(http_server *s);
+
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode code)
 {
@@ -338,6 +420,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	if (s->open)
 		s->open--;
 	s->closed = 1;
+	listeners_resume(s);
 	if (c) {
 		if (c->prev)
 			c->prev->next = c->next;
@@ -375,12 +458,15 @@ static void on_sweep(uv_timer_t *t)
 		if (addr && addr->client_addr && addr->client_addr->sa_family == AF_INET)
 			inet_ntop(AF_INET, &((struct sockaddr_in *)addr->client_addr)->sin_addr, ip,
 				  sizeof ip);
+		else if (addr && addr->client_addr && addr->client_addr->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)addr->client_addr)->sin6_addr,
+				  ip, sizeof ip);
 		shutdown(fd->connect_fd, SHUT_RDWR);
 		c->dropped = 1;
 		s->dropped++;
 		dropped = 1;
-		fprintf(stderr, "http: closed a connection from %s: no complete request in %u s\n",
-			ip, s->cfg.connection_timeout_s);
+		log_info("http: closed a connection from %s: no complete request in %u s", ip,
+			 s->cfg.connection_timeout_s);
 	}
 	if (dropped)
 		run_mhd(s); /* MHD notices the end-of-file and closes them */
@@ -398,18 +484,94 @@ static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
 	return strlen(s);
 }
 
+/* ---- the extra listening sockets (http_listener) ---- */
+
+/* Accepts what waits on an extra socket and hands it to MHD. */
+static void on_listener(uv_poll_t *p, int status, int events)
+{
+	(void)events;
+	http_listener *l = (http_listener *)p;
+	http_server *s = p->data;
+	if (status < 0 || !s->mhd)
+		return;
+	for (int i = 0; i < 64; i++) {
+		if (s->cfg.connection_limit && s->open >= s->cfg.connection_limit) {
+			for (int k = 0; k < s->nextra; k++)
+				uv_poll_stop(&s->extra[k].poll);
+			s->extra_paused = 1;
+			break;
+		}
+		struct sockaddr_storage addr;
+		socklen_t len = sizeof addr;
+		int fd = accept(l->fd, (struct sockaddr *)&addr, &len);
+		if (fd < 0)
+			break; /* EAGAIN: nothing more; otherwise poll tells us again */
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		/* On failure (a limit) MHD has closed fd. */
+		MHD_add_connection(s->mhd, fd, (struct sockaddr *)&addr, len);
+	}
+	run_mhd(s);
+}
+
+/* Polls the extra sockets again once a connection has closed below the limit. */
+static void listeners_resume(http_server *s)
+{
+	if (!s->extra_paused || s->open >= s->cfg.connection_limit)
+		return;
+	s->extra_paused = 0;
+	for (int k = 0; k < s->nextra; k++)
+		if (!s->extra[k].closing)
+			uv_poll_start(&s->extra[k].poll, UV_READABLE, on_listener);
+}
+
+static void on_handle_closed(uv_handle_t *h);
+
+static void on_listener_closed(uv_handle_t *h)
+{
+	http_listener *l = (http_listener *)h;
+	close(l->fd);
+	l->fd = -1;
+	on_handle_closed(h);
+}
+
+/* Stops accepting on the extra sockets and closes them (once). */
+static void listeners_stop(http_server *s)
+{
+	for (int k = 0; k < s->nextra; k++) {
+		if (s->extra[k].closing)
+			continue;
+		s->extra[k].closing = 1;
+		uv_close((uv_handle_t *)&s->extra[k].poll, on_listener_closed);
+	}
+}
+
 /* ---- the server ---- */
+
+/*
+ * libmicrohttpd's own messages (a malformed request line, a failed
+ * accept) go to the service's log like every other line: stamped, escaped,
+ * and JSON under --log-format json. MHD ends its messages with a newline.
+ */
+__attribute__((format(printf, 2, 0))) static void on_mhd_message(void *cls, const char *fmt,
+								 va_list ap)
+{
+	(void)cls;
+	char text[512];
+	int n = vsnprintf(text, sizeof text, fmt, ap);
+	if (n < 0)
+		return;
+	size_t len = strlen(text);
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+		text[--len] = '\0';
+	log_error("http: libmicrohttpd: %s", text);
+}
 
 http_server *http_server_new(uv_loop_t *loop, const http_config *cfg, sf_err *err)
 {
-	struct sockaddr_in addr;
-	memset(&addr, 0, sizeof addr);
-	addr.sin_family = AF_INET;
-	addr.sin_port = htons((uint16_t)cfg->port);
-	if (cfg->port < 0 || cfg->port > 65535 ||
-	    inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
-		sf_err_set(err, SF_EINVAL, "listen address '%s:%d' is not an IPv4 address and port",
-			   cfg->host, cfg->port);
+	if (!cfg->listen_fds || cfg->nlisten < 1 || cfg->nlisten > HTTP_LISTEN_MAX) {
+		sf_err_set(err, SF_EINVAL, "the HTTP server needs 1..%d listening sockets",
+			   HTTP_LISTEN_MAX);
 		return NULL;
 	}
 	http_server *s = calloc(1, sizeof *s);
@@ -419,26 +581,33 @@ http_server *http_server_new(uv_loop_t *loop, const http_config *cfg, sf_err *er
 	}
 	s->loop = loop;
 	s->cfg = *cfg;
-	s->mhd = MHD_start_daemon(
-		MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, (uint16_t)cfg->port,
-		NULL, NULL, on_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-		on_connection, s, MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_limit,
-		MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
-		MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_END);
+	s->cfg.listen_fds = NULL; /* the caller's array need not outlive this call */
+	struct sockaddr_storage bound;
+	socklen_t blen = sizeof bound;
+	if (getsockname(cfg->listen_fds[0], (struct sockaddr *)&bound, &blen) == 0)
+		s->port = ntohs(bound.ss_family == AF_INET6
+					? ((struct sockaddr_in6 *)&bound)->sin6_port
+					: ((struct sockaddr_in *)&bound)->sin_port);
+	s->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0,
+				  NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER,
+				  on_mhd_message, NULL, MHD_OPTION_LISTEN_SOCKET,
+				  (MHD_socket)cfg->listen_fds[0], MHD_OPTION_NOTIFY_COMPLETED,
+				  on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+				  MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_limit,
+				  MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
+				  MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_END);
 	if (!s->mhd) {
-		sf_err_set(err, SF_ESYS, "cannot listen on %s:%d (in use, or not permitted)",
-			   cfg->host, cfg->port);
+		sf_err_set(err, SF_ESYS, "cannot start the HTTP server on port %d", s->port);
 		free(s);
 		return NULL;
 	}
-	const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
-	s->port = info ? info->port : cfg->port;
-	info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
 	if (!info || uv_poll_init(loop, &s->poll, info->epoll_fd) ||
 	    uv_timer_init(loop, &s->timer) || uv_timer_init(loop, &s->sweep)) {
 		sf_err_set(err, SF_ESYS, "cannot watch the HTTP server's events");
+		/* MHD_stop_daemon would close the caller's socket: take it back first. */
+		MHD_quiesce_daemon(s->mhd);
 		MHD_stop_daemon(s->mhd);
 		free(s);
 		return NULL;
@@ -447,8 +616,30 @@ http_server *http_server_new(uv_loop_t *loop, const http_config *cfg, sf_err *er
 	s->poll.data = s;
 	s->timer.data = s;
 	s->sweep.data = s;
+	for (int k = 1; k < cfg->nlisten; k++) {
+		http_listener *l = &s->extra[s->nextra];
+		l->fd = cfg->listen_fds[k];
+		l->poll.data = s;
+		if (uv_poll_init(loop, &l->poll, l->fd)) {
+			sf_err_set(err, SF_ESYS, "cannot watch a listening socket");
+			MHD_quiesce_daemon(s->mhd);
+			MHD_stop_daemon(s->mhd);
+			s->mhd = NULL;
+			/* s is freed once the handles initialised so far have closed. */
+			uv_close((uv_handle_t *)&s->poll, on_handle_closed);
+			uv_close((uv_handle_t *)&s->timer, on_handle_closed);
+			uv_close((uv_handle_t *)&s->sweep, on_handle_closed);
+			for (int m = 0; m < s->nextra; m++)
+				uv_close((uv_handle_t *)&s->extra[m].poll, on_handle_closed);
+			return NULL;
+		}
+		s->nextra++;
+		s->handles_open++;
+	}
 	uv_poll_start(&s->poll, UV_READABLE, on_poll);
 	uv_timer_start(&s->sweep, on_sweep, 1000, 1000);
+	for (int k = 0; k < s->nextra; k++)
+		uv_poll_start(&s->extra[k].poll, UV_READABLE, on_listener);
 	run_mhd(s);
 	return s;
 }
@@ -475,6 +666,7 @@ void http_server_quiesce(http_server *s)
 	MHD_socket fd = MHD_quiesce_daemon(s->mhd);
 	if (fd != MHD_INVALID_SOCKET)
 		close(fd);
+	listeners_stop(s);
 }
 
 static void on_handle_closed(uv_handle_t *h)
@@ -497,6 +689,7 @@ void http_server_close(http_server *s, void (*on_closed)(void *arg), void *arg)
 	uv_poll_stop(&s->poll);
 	uv_timer_stop(&s->timer);
 	uv_timer_stop(&s->sweep);
+	listeners_stop(s);
 	if (s->mhd) {
 		/* MHD takes resumed connections off its suspended list in MHD_run. */
 		int resumed = 0;
@@ -608,6 +801,16 @@ int http_req_each_query(const http_req *r,
 	return MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, each_value, &c);
 }
 
+const char *http_req_id(const http_req *r)
+{
+	return r->id;
+}
+
+int http_req_accepts_gzip(const http_req *r)
+{
+	return enc_accepts_gzip(http_req_header(r, "Accept-Encoding"));
+}
+
 const char *http_req_body(const http_req *r, size_t *len)
 {
 	*len = r->len;
@@ -646,6 +849,7 @@ static void attach_response(http_req *r, struct MHD_Response *resp, int status,
 		MHD_add_response_header(resp, headers[i], headers[i + 1]);
 	for (size_t i = 0; i < r->nextra; i += 2)
 		MHD_add_response_header(resp, r->extra[i], r->extra[i + 1]);
+	MHD_add_response_header(resp, "X-Request-Id", r->id);
 	r->status = status;
 	r->response = resp;
 	if (r->suspended) {
@@ -656,8 +860,8 @@ static void attach_response(http_req *r, struct MHD_Response *resp, int status,
 	}
 }
 
-void http_respond(http_req *r, int status, const char *content_type, const char *body, size_t len,
-		  const char *const *headers)
+void http_respond_encoded(http_req *r, int status, const char *content_type, const char *body,
+			  size_t len, const char *encoding, const char *const *headers)
 {
 	if (r->status)
 		return; /* answered already */
@@ -665,7 +869,45 @@ void http_respond(http_req *r, int status, const char *content_type, const char 
 		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
 	if (!resp)
 		return; /* out of memory: MHD will close the connection */
+	if (encoding)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, encoding);
 	attach_response(r, resp, status, content_type, headers);
+}
+
+static int has_header(const char *const *headers, const char *name)
+{
+	for (size_t i = 0; headers && headers[i]; i += 2)
+		if (!strcasecmp(headers[i], name))
+			return 1;
+	return 0;
+}
+
+void http_respond(http_req *r, int status, const char *content_type, const char *body, size_t len,
+		  const char *const *headers)
+{
+	if (r->status)
+		return; /* answered already */
+	if (status == 204 || status == 304 || len < ENC_MIN_BYTES ||
+	    !enc_compressible(content_type) || has_header(headers, "ETag")) {
+		http_respond_encoded(r, status, content_type, body, len, NULL, headers);
+		return;
+	}
+	/* The representation depends on Accept-Encoding: say so, and add the
+	 * caller's headers after Vary (at most HTTP_REQ_EXTRA pairs, as theirs). */
+	const char *h[2 * 16 + 3] = { "Vary", "Accept-Encoding" };
+	size_t n = 2;
+	for (size_t i = 0; headers && headers[i] && n + 3 < sizeof h / sizeof h[0]; i += 2) {
+		h[n++] = headers[i];
+		h[n++] = headers[i + 1];
+	}
+	h[n] = NULL;
+	char *gz = NULL;
+	size_t gzlen = 0;
+	if (http_req_accepts_gzip(r) && enc_gzip(body, len, &gz, &gzlen) == 0)
+		http_respond_encoded(r, status, content_type, gz, gzlen, "gzip", h);
+	else
+		http_respond_encoded(r, status, content_type, body, len, NULL, h);
+	free(gz);
 }
 
 /* ---- streams ---- */

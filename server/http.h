@@ -39,9 +39,20 @@ typedef void (*http_dispatch_fn)(void *app, http_req *req);
 /* Called on the loop thread when a request is done (response sent or connection lost). */
 typedef void (*http_done_fn)(void *app, http_req *req, int status, double seconds);
 
+/* Listening sockets one server takes at most. */
+#define HTTP_LISTEN_MAX 8
+
 typedef struct http_config {
-	const char *host; /* numeric IPv4 address to bind, e.g. "127.0.0.1" */
-	int port;         /* 0: any free port (see http_server_port) */
+	/*
+	 * The sockets to serve, bound and listening (listen.h binds them, on
+	 * one port): listen_fds[0..nlisten-1], 1 <= nlisten <= HTTP_LISTEN_MAX.
+	 * The first is libmicrohttpd's own listening socket; connections to
+	 * the others are accepted here and handed to it. On success the
+	 * server owns them and closes them (http_server_quiesce, _close); on
+	 * failure they remain the caller's.
+	 */
+	const int *listen_fds;
+	int nlisten;
 	/*
 	 * Bodies above this never reach the app: a Content-Length over it is
 	 * answered 413 before the body is read, and a chunked body that grows
@@ -63,12 +74,13 @@ typedef struct http_config {
 } http_config;
 
 /*
- * Binds and starts serving on `loop`. Returns NULL with `err` set when the
- * address is bad or cannot be bound (message names it).
+ * Starts serving cfg->listen_fds on `loop`. Returns NULL with `err` set
+ * when libmicrohttpd or the loop cannot start (the sockets are then still
+ * the caller's).
  */
 http_server *http_server_new(uv_loop_t *loop, const http_config *cfg, sf_err *err);
 
-/* The bound port. */
+/* The bound port (of the first socket; listen.h binds them all on one). */
 int http_server_port(const http_server *s);
 
 /* Stops accepting new connections; requests in flight continue. */
@@ -113,6 +125,25 @@ int http_req_each_query(const http_req *r,
  */
 size_t http_query_decode(const char *raw, char *out);
 
+/*
+ * The request's id: the client's X-Request-Id when it is sane
+ * (http_request_id_valid), else one generated here (32 hex digits, unique
+ * within the process: a random prefix and a scrambled counter). Every
+ * answer to the request carries it back as X-Request-Id, errors, 304s,
+ * streams, preflights and the early 413 included; the request log line
+ * shows it. Never NULL.
+ */
+const char *http_req_id(const http_req *r);
+
+/* The longest request id taken from a client. */
+#define HTTP_REQUEST_ID_MAX 128
+
+/* True when `id` is 1..HTTP_REQUEST_ID_MAX characters of [A-Za-z0-9._:-]. Pure. */
+int http_request_id_valid(const char *id);
+
+/* True when the request's Accept-Encoding makes gzip the coding to send (encoding.h). */
+int http_req_accepts_gzip(const http_req *r);
+
 /* The body (NUL-terminated; may contain NULs) and its length. */
 const char *http_req_body(const http_req *r, size_t *len);
 
@@ -138,9 +169,24 @@ void *http_req_user(const http_req *r);
  * plus extra headers given as name, value pairs ended by NULL (headers may be
  * NULL). Exactly once per request; valid until the request is done. Safe to
  * call from dispatch or later on the loop thread.
+ *
+ * A body of a compressible type (enc_compressible) and at least
+ * ENC_MIN_BYTES is sent gzip-compressed when the client accepts gzip
+ * (Content-Encoding: gzip), and either way carries Vary: Accept-Encoding.
+ * Not when `headers` hold an ETag: an ETag names one representation's
+ * bytes, so such answers choose their coding themselves
+ * (http_respond_encoded; respond_cached in service.h).
  */
 void http_respond(http_req *r, int status, const char *content_type, const char *body, size_t len,
 		  const char *const *headers);
+
+/*
+ * Like http_respond, but body[0..len-1] is sent as it is: already in the
+ * content coding `encoding` ("gzip", with Content-Encoding: gzip), or in
+ * none when `encoding` is NULL. Adds no Vary: the caller's headers do.
+ */
+void http_respond_encoded(http_req *r, int status, const char *content_type, const char *body,
+			  size_t len, const char *encoding, const char *const *headers);
 
 /* What a stream's read callback returns when the body is complete. */
 #define HTTP_STREAM_END (-1L)

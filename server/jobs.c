@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/json_out.h"
 #include "../core/kinds.h"
 #include "../core/sha256.h"
 #include "job_request.h"
@@ -77,8 +78,7 @@ static double mono_s(void)
 
 static void log_job(const job_rt *j, const char *transition, const char *detail)
 {
-	fprintf(stderr, "job %s %s kind=%s seed=%llu%s%s\n", j->id, transition, j->kind->name,
-		(unsigned long long)j->seed, detail ? " " : "", detail ? detail : "");
+	log_job_event(j->id, transition, j->kind->name, (unsigned long long)j->seed, detail);
 }
 
 /* ---- the runtime list and queue ---- */
@@ -256,36 +256,36 @@ static void job_work(uv_work_t *w)
 }
 
 /*
- * The values clients filter levels on, taken from the level document
- * itself so that no kind needs server code: every scalar of `puzzle` and
- * every number of `stats`. Numbers also get their text form, so that
- * `?length=16` matches by text and `?min_length=16` by number.
+ * The values clients filter levels on (GET /v1/levels): the filters the
+ * kind declares (core/kinds.h, sf_level_filter), each read from the level
+ * document's section. Numbers also get their text form, so that
+ * `?length=16` matches by text and `?min_length=16` by number; a value
+ * that is absent or of another type gives no tag (the filter never matches
+ * the level).
  */
-static void level_tags(const json_t *level, store_level *out, char text[8][32])
+_Static_assert(SF_KIND_MAX_FILTERS <= STORE_MAX_TAGS, "a tag for every filter a kind declares");
+
+static void level_tags(const sf_kind *kind, const json_t *level, store_level *out,
+		       char text[STORE_MAX_TAGS][32])
 {
-	const char *key;
-	json_t *v;
-	const char *sections[] = { "puzzle", "stats" };
-	for (int s = 0; s < 2; s++) {
-		json_object_foreach(json_object_get(level, sections[s]), key, v)
-		{
-			if (out->ntags == 8)
-				return;
-			int i = out->ntags;
-			if (json_is_number(v)) {
-				out->tag_num[i] = json_number_value(v);
-				out->tag_has_num[i] = 1; /* a number and its text (store.h) */
-				snprintf(text[i], 32, "%.17g", out->tag_num[i]);
-				out->tag_text[i] = text[i];
-			} else if (s == 0 && json_is_string(v)) {
-				out->tag_text[i] = json_string_value(v);
-				out->tag_num[i] = 0;
-			} else {
-				continue;
-			}
-			out->tag_name[i] = key;
-			out->ntags++;
+	for (const sf_level_filter *f = kind->filters; f && f->name; f++) {
+		if (out->ntags == STORE_MAX_TAGS)
+			return;
+		json_t *v = json_object_get(json_object_get(level, f->section), f->name);
+		int i = out->ntags;
+		if (f->type == SF_FILTER_NUMBER && json_is_number(v)) {
+			out->tag_num[i] = json_number_value(v);
+			out->tag_has_num[i] = 1; /* a number and its text (store.h) */
+			snprintf(text[i], 32, "%.17g", out->tag_num[i]);
+			out->tag_text[i] = text[i];
+		} else if (f->type == SF_FILTER_TEXT && json_is_string(v)) {
+			out->tag_text[i] = json_string_value(v);
+			out->tag_num[i] = 0;
+		} else {
+			continue;
 		}
+		out->tag_name[i] = f->name;
+		out->ntags++;
 	}
 }
 
@@ -295,7 +295,7 @@ static int store_levels(service *svc, job_rt *j, sf_err *err)
 	size_t n = json_array_size(levels);
 	store_level *sl = calloc(n + 1, sizeof *sl);
 	char **docs = calloc(n + 1, sizeof *docs);
-	char(*text)[8][32] = calloc(n + 1, sizeof *text);
+	char(*text)[STORE_MAX_TAGS][32] = calloc(n + 1, sizeof *text);
 	int rc = 0;
 	if (!sl || !docs || !text) {
 		rc = sf_err_set(err, SF_ENOMEM, "out of memory storing levels");
@@ -303,7 +303,7 @@ static int store_levels(service *svc, job_rt *j, sf_err *err)
 	}
 	for (size_t i = 0; i < n; i++) {
 		json_t *lv = json_array_get(levels, i);
-		docs[i] = json_dumps(lv, JSON_COMPACT);
+		docs[i] = sf_json_dumps(lv, JSON_COMPACT);
 		if (!docs[i]) {
 			rc = sf_err_set(err, SF_ENOMEM, "out of memory storing levels");
 			goto done;
@@ -311,7 +311,7 @@ static int store_levels(service *svc, job_rt *j, sf_err *err)
 		sl[i].id = json_string_value(json_object_get(lv, "id"));
 		sl[i].kind = j->kind->name;
 		sl[i].doc = docs[i];
-		level_tags(lv, &sl[i], text[i]);
+		level_tags(j->kind, lv, &sl[i], text[i]);
 	}
 	rc = store_job_succeeded(svc->db, j->id, sl, (int)n, err);
 done:
@@ -406,7 +406,7 @@ static int job_record(service *svc, job_rt *j, int *ended, sf_err *err)
 				     j->shown.best, err)) != 0) {
 		if (rc == SF_ESYS)
 			return rc;
-		fprintf(stderr, "job %s: store: %s\n", j->id, err->msg);
+		log_error("job %s: store: %s", j->id, err->msg);
 	}
 	if (!j->result) {
 		rc = store_job_failed(svc->db, j->id, j->err.msg, err);
@@ -459,7 +459,7 @@ static int job_record(service *svc, job_rt *j, int *ended, sf_err *err)
 		return rc;
 	log_job(j, transition, detail[0] ? detail : NULL);
 	if (rc)
-		fprintf(stderr, "job %s: store: %s\n", j->id, err->msg);
+		log_error("job %s: store: %s", j->id, err->msg);
 	return 0;
 }
 
@@ -514,7 +514,7 @@ static void job_after(uv_work_t *w, int status)
 	sf_err err = { 0 };
 	/* Evaluations the job computed, for later jobs and requests. */
 	if (evalcache_flush(svc->evals, svc->db, &err))
-		fprintf(stderr, "job %s: evaluation cache: %s\n", j->id, err.msg);
+		log_error("job %s: evaluation cache: %s", j->id, err.msg);
 	job_take_progress(j);
 	job_settle(svc, j);
 	jobs_pump(svc);
@@ -559,14 +559,13 @@ static void jobs_pump(service *svc)
 			/* The storage cannot take the start: the job stays first in
 			 * the queue, and the retry timer starts it when it can. */
 			if (!j->start_waits++)
-				fprintf(stderr, "job %s: store: %s (stays queued)\n", j->id,
-					err.msg);
+				log_error("job %s: store: %s (stays queued)", j->id, err.msg);
 			queue_push_front(svc, j);
 			store_retry_arm(svc);
 			break;
 		}
 		if (rc) {
-			fprintf(stderr, "job %s: store: %s\n", j->id, err.msg);
+			log_error("job %s: store: %s", j->id, err.msg);
 			events_job_ended(svc, j->id);
 			job_rt_free(j);
 			continue;
@@ -802,7 +801,7 @@ void jobs_submit(service *svc, http_req *r, const route_match *m)
 		seed = seed << 8 | rnd[i];
 	job.seed = sj ? (uint64_t)json_integer_value(sj) : seed & SEED_MAX;
 	job.kind = strdup(kind->name); /* malloc'ed: the store may free and refill them */
-	job.params = pj ? json_dumps(pj, JSON_COMPACT) : strdup("{}");
+	job.params = pj ? sf_json_dumps(pj, JSON_COMPACT) : strdup("{}");
 	job.state = JOB_QUEUED;
 	int existing = 0;
 	int rc = job.params && job.kind ? store_insert_job(svc->db, &job, idem, idem ? hash : NULL,
@@ -861,7 +860,7 @@ void jobs_cancel(service *svc, http_req *r, const route_match *m)
 		}
 		queue_remove(svc, q);
 		if (rc)
-			fprintf(stderr, "job %s: store: %s\n", id, err.msg);
+			log_error("job %s: store: %s", id, err.msg);
 		log_job(q, "cancelled", "while queued");
 		events_job_ended(svc, id);
 		job_rt_free(q);
@@ -904,7 +903,9 @@ void jobs_list(service *svc, http_req *r, const route_match *m)
 	int page_size;
 	int64_t before;
 	const char *kind;
-	if (service_list_args(r, &page_size, &before, &kind))
+	static const char *const allowed[] = { SERVICE_LIST_PARAMS, "state", NULL };
+	if (service_query_check(r, allowed, NULL, NULL, NULL) ||
+	    service_list_args(r, &page_size, &before, &kind))
 		return;
 	const char *state = http_req_query(r, "state");
 	int st = -1;

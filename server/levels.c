@@ -172,40 +172,138 @@ void levels_svg(service *svc, http_req *r, const route_match *m)
 	answer_svg(svc, r, route_param(m, "id"), NULL);
 }
 
+/*
+ * Level filters (core/kinds.h, sf_level_filter). With ?kind=K a listing
+ * takes K's filters; without kind it takes any kind's filter (the union),
+ * which matches only levels of the kinds that have it, since only they
+ * carry its tag. A number filter NAME takes min_NAME as well. Every other
+ * name is a 400 that lists what the kind (or each kind) allows.
+ */
+static const char *const list_params[] = { SERVICE_LIST_PARAMS, NULL };
+
+/* The filter a query name asks for (NAME, or min_NAME of a number), or NULL. */
+static const sf_level_filter *filter_of(const sf_kind *kind, const char *key, int *is_min)
+{
+	*is_min = 0;
+	const sf_level_filter *f = sf_kind_filter(kind, key);
+	if (f)
+		return f;
+	if (strncmp(key, "min_", 4) || !(f = sf_kind_filter(kind, key + 4)) ||
+	    f->type != SF_FILTER_NUMBER)
+		return NULL;
+	*is_min = 1;
+	return f;
+}
+
+static int filter_known(void *arg, const char *key)
+{
+	int is_min;
+	return filter_of(arg, key, &is_min) != NULL;
+}
+
+/* "page_size, page_token, kind and lattice's filters: lattice, length, ..." */
+static void filters_allowed(const sf_kind *kind, char *buf, size_t len)
+{
+	char names[256];
+	size_t at = (size_t)snprintf(buf, len, "page_size, page_token, kind and ");
+	if (kind) {
+		at += (size_t)snprintf(buf + at, len - at, "%s's filters: %s", kind->name,
+				       sf_kind_filter_names(kind, names, sizeof names));
+	} else {
+		at += (size_t)snprintf(buf + at, len - at, "any kind's filter (");
+		for (size_t i = 0; i < sf_kind_count() && at < len; i++)
+			at += (size_t)snprintf(
+				buf + at, len - at, "%s%s: %s", i ? "; " : "", sf_kind_at(i)->name,
+				sf_kind_filter_names(sf_kind_at(i), names, sizeof names));
+		if (at < len)
+			at += (size_t)snprintf(buf + at, len - at, ")");
+	}
+	if (at < len)
+		snprintf(buf + at, len - at, "; a number filter NAME also takes min_NAME");
+}
+
 typedef struct filter_ctx {
-	store_filter f[8];
+	const sf_kind *kind;
+	store_filter f[STORE_MAX_FILTERS];
+	char num_text[STORE_MAX_FILTERS][32]; /* a number's value as tags hold it */
 	int n;
-	const char *bad; /* the first argument we cannot take */
+	const char *bad, *bad_value; /* the first argument we cannot take */
+	const char *why;
 } filter_ctx;
 
-/* Every query argument other than paging and kind is a filter on a level tag. */
+/* Reads a whole decimal number (no leading blank, finite); 0 or -1. */
+static int parse_number(const char *text, double *out)
+{
+	char *end;
+	if (!*text || *text == ' ' || *text == '\t' || *text == '\n')
+		return -1;
+	*out = strtod(text, &end);
+	return *end || *out != *out || *out > 1.7976931348623157e308 ||
+			       *out < -1.7976931348623157e308
+		       ? -1
+		       : 0;
+}
+
+/* One query argument; the names were checked (service_query_check) already. */
 static void add_filter(void *arg, const char *key, const char *value)
 {
 	filter_ctx *c = arg;
-	if (!strcmp(key, "kind") || !strcmp(key, "page_size") || !strcmp(key, "page_token"))
+	int is_min;
+	const sf_level_filter *lf = filter_of(c->kind, key, &is_min);
+	if (!lf || c->bad)
 		return;
-	if (c->bad)
-		return;
-	if (c->n == 8) {
-		c->bad = key;
+	if (c->n == STORE_MAX_FILTERS) {
+		c->bad = key; /* no why: one too many */
 		return;
 	}
 	store_filter *f = &c->f[c->n];
 	memset(f, 0, sizeof *f);
-	if (!strncmp(key, "min_", 4) && key[4]) {
-		char *end;
-		f->min = strtod(value, &end);
-		if (!*value || *end) {
+	f->name = lf->name;
+	double num;
+	if (lf->type == SF_FILTER_NUMBER) {
+		if (parse_number(value, &num)) {
 			c->bad = key;
+			c->bad_value = value;
+			c->why = "is not a number";
 			return;
 		}
-		f->name = key + 4;
-		f->has_min = 1;
+		if (is_min) {
+			f->has_min = 1;
+			f->min = num;
+		} else { /* the text a numeric tag holds: ?length=16.0 finds 16 */
+			snprintf(c->num_text[c->n], sizeof c->num_text[c->n], "%.17g", num);
+			f->text = c->num_text[c->n];
+		}
 	} else {
-		f->name = key;
+		int ok = *value != '\0';
+		if (ok && lf->values) {
+			ok = 0;
+			for (const char *const *v = lf->values; *v; v++)
+				ok |= !strcmp(*v, value);
+		}
+		if (!ok) {
+			c->bad = key;
+			c->bad_value = value;
+			c->why = lf->values ? "is not one of the allowed values" : "is empty";
+			return;
+		}
 		f->text = value;
 	}
 	c->n++;
+}
+
+/* The allowed values of text filter `name` of kind (or any kind), for messages. */
+static void filter_values(const sf_kind *kind, const char *name, char *buf, size_t len)
+{
+	int is_min;
+	const sf_level_filter *f = filter_of(kind, name, &is_min);
+	size_t at = 0;
+	buf[0] = '\0';
+	for (const char *const *v = f && f->values ? f->values : NULL; v && *v && at < len; v++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", " : "", *v);
+	if (!at)
+		snprintf(buf, len,
+			 f && f->type == SF_FILTER_NUMBER ? "a number" : "a non-empty text");
 }
 
 void levels_list(service *svc, http_req *r, const route_match *m)
@@ -214,15 +312,29 @@ void levels_list(service *svc, http_req *r, const route_match *m)
 	int page_size;
 	int64_t before;
 	const char *kind;
-	if (service_list_args(r, &page_size, &before, &kind))
+	/* The kind says which filters are allowed: read it first (a repeated
+	 * kind is the name check's to refuse, and an unknown one list_args'). */
+	const char *kind_arg = http_req_query(r, "kind");
+	const sf_kind *k = sf_kind_find(kind_arg);
+	char allowed[400];
+	filters_allowed(k, allowed, sizeof allowed);
+	if (service_query_check(r, list_params, filter_known, (void *)k, allowed) ||
+	    service_list_args(r, &page_size, &before, &kind))
 		return;
-	filter_ctx fc = { .n = 0 };
+	filter_ctx fc = { .kind = k };
 	http_req_each_query(r, add_filter, &fc);
+	if (fc.bad && !fc.why) {
+		respond_problem(r, 400, "invalid-query", "Invalid query", NULL,
+				"filter %.64s is one too many (at most %d filters in one listing)",
+				fc.bad, STORE_MAX_FILTERS);
+		return;
+	}
 	if (fc.bad) {
-		respond_problem(
-			r, 400, "invalid-query", "Invalid query", NULL,
-			"filter '%s' is not usable (at most 8 filters; min_NAME takes a number)",
-			fc.bad);
+		char values[128];
+		filter_values(fc.kind, fc.bad, values, sizeof values);
+		respond_problem(r, 400, "invalid-query", "Invalid query", NULL,
+				"filter %.64s '%.64s' %s (allowed: %s)", fc.bad, fc.bad_value,
+				fc.why, values);
 		return;
 	}
 	char **docs = calloc((size_t)page_size + 1, sizeof *docs);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "version.h"
 
 static const char usage[] =
 	"usage: starforge COMMAND [OPTIONS]\n"
@@ -19,6 +20,9 @@ static const char usage[] =
 	"  generate   run a level generator (a search) and print the levels it found\n"
 	"  picture    draw a level (or an evaluation) as an SVG picture\n"
 	"  serve      run the HTTP service: jobs, levels, evaluations, metrics\n"
+	"\n"
+	"  version    print the version and the git commit it was built from\n"
+	"             (also starforge --version)\n"
 	"\n"
 	"Run 'starforge COMMAND --help' for a command's options.\n";
 
@@ -79,6 +83,10 @@ int main(int argc, char **argv)
 		fputs(usage, stdout);
 		return CLI_OK;
 	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+		printf("starforge %s (commit %s)\n", sf_version, sf_commit);
+		return CLI_OK;
+	}
 	if (!strcmp(cmd, "evaluate"))
 		return cli_evaluate(argc - 1, argv + 1);
 	if (!strcmp(cmd, "generate"))
@@ -88,7 +96,8 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "picture"))
 		return cli_picture(argc - 1, argv + 1);
 	fprintf(stderr,
-		"starforge: unknown command '%s' (allowed: evaluate, generate, picture, serve; "
+		"starforge: unknown command '%s' (allowed: evaluate, generate, picture, serve, "
+		"version; "
 		"see starforge --help)\n",
 		cmd);
 	return CLI_USAGE;

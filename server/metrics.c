@@ -26,6 +26,7 @@
  */
 #include "metrics.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -33,6 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "version.h"
 
 /* ---- histograms ---- */
 
@@ -88,6 +93,7 @@ struct metrics {
 	request_count *requests; /* sorted by (route, status) */
 	size_t nrequests, cap;
 	histogram request_seconds, job_wait, job_run;
+	int (*read_process)(metrics_process *out);
 };
 
 /*
@@ -105,6 +111,7 @@ metrics *metrics_new(void)
 	histogram_init(&m->request_seconds, REQUEST_BOUNDS, ARRAY_LEN(REQUEST_BOUNDS));
 	histogram_init(&m->job_wait, JOB_BOUNDS, ARRAY_LEN(JOB_BOUNDS));
 	histogram_init(&m->job_run, JOB_BOUNDS, ARRAY_LEN(JOB_BOUNDS));
+	m->read_process = metrics_read_process;
 	return m;
 }
 
@@ -202,6 +209,83 @@ void metrics_job_run(metrics *m, double seconds)
 {
 	if (m)
 		histogram_observe(&m->job_run, seconds);
+}
+
+/* ---- the process ---- */
+
+/* The system's boot time ("btime" of /proc/stat), seconds since the epoch; -1 if unknown. */
+static double boot_time(void)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	if (!f)
+		return -1;
+	char line[256];
+	double btime = -1;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long long v;
+		if (sscanf(line, "btime %llu", &v) == 1) {
+			btime = (double)v;
+			break;
+		}
+	}
+	fclose(f);
+	return btime;
+}
+
+/*
+ * See metrics.h. /proc/self/stat's second field, the command name in
+ * parentheses, may itself hold spaces and ')', so the fields are counted
+ * from the last ')': then state is field 3, utime and stime (clock ticks)
+ * 14 and 15, starttime (ticks after boot) 22, vsize (bytes) 23 and rss
+ * (pages) 24, as proc(5) numbers them.
+ */
+int metrics_read_process(metrics_process *out)
+{
+	char stat[1024];
+	FILE *f = fopen("/proc/self/stat", "r");
+	if (!f)
+		return -1;
+	size_t n = fread(stat, 1, sizeof stat - 1, f);
+	fclose(f);
+	stat[n] = '\0';
+	const char *p = strrchr(stat, ')');
+	unsigned long long utime, stime, start, vsize;
+	long long rss;
+	if (!p || sscanf(p + 1,
+			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
+			 "%*d %*d %llu %llu %lld",
+			 &utime, &stime, &start, &vsize, &rss) != 5)
+		return -1;
+	long ticks = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	double btime = boot_time();
+	if (ticks <= 0 || page <= 0 || btime < 0)
+		return -1;
+
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	double fds = 0;
+	/* The descriptor opendir holds is counted, as the client libraries count it. */
+	for (struct dirent *e; (e = readdir(d)) != NULL;)
+		fds += e->d_name[0] != '.';
+	closedir(d);
+
+	struct rlimit rl;
+	out->max_fds = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+			       ? (double)rl.rlim_cur
+			       : INFINITY;
+	out->cpu_seconds = (double)(utime + stime) / (double)ticks;
+	out->resident_bytes = (double)rss * (double)page;
+	out->virtual_bytes = (double)vsize;
+	out->start_time_s = btime + (double)start / (double)ticks;
+	out->open_fds = fds;
+	return 0;
+}
+
+/* See metrics.h: the reader metrics_render() calls, NULL for the default. */
+void metrics_set_process_reader(metrics *m, int (*read)(metrics_process *out))
+{
+	m->read_process = read ? read : metrics_read_process;
 }
 
 /* ---- rendering ---- */
@@ -390,6 +474,44 @@ char *metrics_render(metrics *m, const int64_t jobs_by_state[5], size_t *len)
 		     "Lattice evaluations not found in the cache.", &m->shared.cache_misses);
 	text_counter(&t, "starforge_enumerations_total",
 		     "Exact lattice enumerations actually computed.", &m->shared.enumerations);
+
+	name = "starforge_build_info";
+	text_family(&t, name, "gauge",
+		    "Always 1; its labels are the version and the git commit of the binary.");
+	text_printf(&t, "%s{version=", name);
+	text_label_value(&t, sf_version);
+	text_puts(&t, ",commit=");
+	text_label_value(&t, sf_commit);
+	text_puts(&t, "} 1\n");
+
+	/* The names, types and help texts of the Go and Python client libraries. */
+	metrics_process proc;
+	if (m->read_process(&proc) == 0) {
+		const struct {
+			const char *name, *type, *help;
+			double value;
+		} facts[] = {
+			{ "process_cpu_seconds_total", "counter",
+			  "Total user and system CPU time spent in seconds.", proc.cpu_seconds },
+			{ "process_open_fds", "gauge", "Number of open file descriptors.",
+			  proc.open_fds },
+			{ "process_max_fds", "gauge", "Maximum number of open file descriptors.",
+			  proc.max_fds },
+			{ "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+			  proc.virtual_bytes },
+			{ "process_resident_memory_bytes", "gauge",
+			  "Resident memory size in bytes.", proc.resident_bytes },
+			{ "process_start_time_seconds", "gauge",
+			  "Start time of the process since unix epoch in seconds.",
+			  proc.start_time_s },
+		};
+		for (size_t i = 0; i < ARRAY_LEN(facts); i++) {
+			text_family(&t, facts[i].name, facts[i].type, facts[i].help);
+			text_printf(&t, "%s ", facts[i].name);
+			text_double(&t, facts[i].value);
+			text_puts(&t, "\n");
+		}
+	}
 
 	if (t.oom) {
 		free(t.buf);

@@ -6,13 +6,16 @@
 #include <string.h>
 
 #include "../core/sha256.h"
+#include "encoding.h"
 
-typedef struct rcache_slot {
+struct rcache_slot {
 	char *key;
 	char *body;
 	size_t len;
 	char etag[40];
-} rcache_slot;
+	char *gz; /* the gzip form of body, once asked for (rcache_gzip) */
+	size_t gzlen;
+};
 
 struct rcache {
 	rcache_slot *slot;
@@ -50,6 +53,7 @@ void rcache_free(rcache *c)
 	for (size_t i = 0; i <= c->mask; i++) {
 		free(c->slot[i].key);
 		free(c->slot[i].body);
+		free(c->slot[i].gz);
 	}
 	free(c->slot);
 	free(c);
@@ -60,7 +64,7 @@ int rcache_get(rcache *c, const char *key, rcache_hit *hit)
 	rcache_slot *s = &c->slot[key_hash(key) & c->mask];
 	if (!s->key || strcmp(s->key, key))
 		return 0;
-	*hit = (rcache_hit){ s->body, s->len, s->etag };
+	*hit = (rcache_hit){ s->body, s->len, s->etag, s };
 	return 1;
 }
 
@@ -87,10 +91,25 @@ int rcache_put(rcache *c, const char *key, const char *body, size_t len, rcache_
 	rcache_slot *s = &c->slot[key_hash(key) & c->mask];
 	free(s->key);
 	free(s->body);
+	free(s->gz);
 	s->key = k;
 	s->body = b;
 	s->len = len;
+	s->gz = NULL;
+	s->gzlen = 0;
 	rcache_etag(b, len, s->etag);
-	*hit = (rcache_hit){ s->body, s->len, s->etag };
+	*hit = (rcache_hit){ s->body, s->len, s->etag, s };
+	return 0;
+}
+
+int rcache_gzip(const rcache_hit *hit, const char **gz, size_t *gzlen)
+{
+	rcache_slot *s = hit->slot;
+	if (!s || s->body != hit->body)
+		return -1;
+	if (!s->gz && enc_gzip(s->body, s->len, &s->gz, &s->gzlen))
+		return -1;
+	*gz = s->gz;
+	*gzlen = s->gzlen;
 	return 0;
 }

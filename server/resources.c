@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../core/json_out.h"
 #include "../core/kinds.h"
 #include "service.h"
 
@@ -70,7 +71,7 @@ static store *reader_of(res_pool *p)
 		sf_err err = { 0 };
 		s = store_open(p->db_path, STORE_READONLY, &err);
 		if (!s)
-			fprintf(stderr, "resources: opening a reader: %s\n", err.msg);
+			log_error("resources: opening a reader: %s", err.msg);
 		if (!s || pthread_setspecific(p->reader, s)) {
 			store_close(s);
 			return NULL;
@@ -88,7 +89,7 @@ char *res_fetch(void *ctx, const char *type, const char *name, size_t *len)
 	sf_err err = { 0 };
 	if (!s || store_get_resource(s, type, name, &format, &body, &err)) {
 		if (s)
-			fprintf(stderr, "resources: reading %s '%s': %s\n", type, name, err.msg);
+			log_error("resources: reading %s '%s': %s", type, name, err.msg);
 		return NULL;
 	}
 	free(format);
@@ -160,6 +161,9 @@ void resources_upload(service *svc, http_req *r, const route_match *m)
 {
 	const sf_resource_kind *rk = m->arg;
 	char type[64];
+	static const char *const params[] = { "name", NULL };
+	if (service_query_check(r, params, NULL, NULL, NULL))
+		return;
 	const char *name = http_req_query(r, "name");
 	if (!sf_resource_name_valid(name)) {
 		respond_problem(r, 400, "invalid-query", "Invalid query", NULL,
@@ -206,15 +210,19 @@ void resources_upload(service *svc, http_req *r, const route_match *m)
 		return;
 	}
 	char *text = malloc(len + 1);
-	if (!text) {
+	char *summary_text = sf_json_dumps(summary, JSON_COMPACT);
+	if (!text || !summary_text) {
+		free(text);
+		free(summary_text);
 		json_decref(summary);
 		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
 		return;
 	}
 	memcpy(text, body, len);
 	text[len] = '\0';
-	rc = store_put_resource(svc->db, rk->type, name, format, text, &err);
+	rc = store_put_resource(svc->db, rk->type, name, format, text, summary_text, &err);
 	free(text);
+	free(summary_text);
 	if (rc) {
 		json_decref(summary);
 		snprintf(type, sizeof type, "%s-exists", rk->slug);
@@ -230,7 +238,7 @@ void resources_upload(service *svc, http_req *r, const route_match *m)
 	}
 	char location[SF_RESOURCE_NAME_MAX + 80];
 	snprintf(location, sizeof location, "/v1/%s/%s", rk->collection, name);
-	fprintf(stderr, "resource %s %s stored format=%s bytes=%zu\n", rk->type, name, format, len);
+	log_info("resource %s %s stored format=%s bytes=%zu", rk->type, name, format, len);
 	const char *h[] = { "Location", location, "Cache-Control", "no-store", NULL };
 	json_object_set_new(summary, "name", json_string(name));
 	json_object_set_new(summary, "format", json_string(format));
@@ -261,4 +269,80 @@ void resources_get(service *svc, http_req *r, const route_match *m)
 	respond_cached(r, &hit, media_type_of(rk, format), RES_MAX_AGE);
 	free(format);
 	free(body);
+}
+
+/*
+ * One listed resource: its summary (as stored at upload, or computed from
+ * the body for a resource stored before summaries were kept) with name and
+ * format, as the upload's 201 answered; NULL when the summary cannot be had
+ * (logged).
+ */
+static json_t *listed(const sf_resource_kind *rk, const store_resource *res)
+{
+	json_t *doc = NULL;
+	if (res->summary) {
+		doc = json_loads(res->summary, 0, NULL);
+	} else {
+		sf_err err = { 0 };
+		if (rk->validate(res->body, strlen(res->body), res->format, &doc, &err))
+			log_error("resources: %s '%s' no longer validates: %s", rk->type, res->name,
+				  err.msg);
+	}
+	if (!json_is_object(doc)) {
+		json_decref(doc);
+		return NULL;
+	}
+	json_object_set_new(doc, "name", json_string(res->name));
+	json_object_set_new(doc, "format", json_string(res->format));
+	return doc;
+}
+
+/*
+ * GET /v1/<collection>: the uploaded resources of the route's type, newest
+ * first, page_size and page_token as every listing takes them; the array is
+ * named after the collection ("px-models": "px_models"). The built-in
+ * resource is not an upload and is not listed.
+ */
+void resources_list(service *svc, http_req *r, const route_match *m)
+{
+	const sf_resource_kind *rk = m->arg;
+	static const char *const params[] = { "page_size", "page_token", NULL };
+	int page_size;
+	int64_t before;
+	const char *kind;
+	if (service_query_check(r, params, NULL, NULL, NULL) ||
+	    service_list_args(r, &page_size, &before, &kind))
+		return;
+	store_resource *rows = calloc((size_t)page_size + 1, sizeof *rows);
+	int n = 0;
+	sf_err err = { 0 };
+	if (!rows ||
+	    store_list_resources(svc->db, rk->type, before, page_size + 1, rows, &n, &err)) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s",
+				rows ? err.msg : "out of memory");
+		free(rows);
+		return;
+	}
+	json_t *arr = json_array();
+	for (int i = 0; i < n && i < page_size; i++) {
+		json_t *doc = listed(rk, &rows[i]);
+		if (doc)
+			json_array_append_new(arr, doc);
+	}
+	json_t *next = json_null();
+	if (n > page_size) {
+		char token[32];
+		service_page_token(rows[page_size - 1].seq, token);
+		next = json_string(token);
+	}
+	for (int i = 0; i < n; i++)
+		store_resource_clear(&rows[i]);
+	free(rows);
+	char key[96];
+	snprintf(key, sizeof key, "%s", rk->collection);
+	for (char *c = key; *c; c++)
+		if (*c == '-')
+			*c = '_';
+	const char *h[] = { "Cache-Control", "no-store", NULL };
+	respond_json(r, 200, json_pack("{s:o, s:o}", key, arr, "next_page_token", next), h);
 }

@@ -18,8 +18,11 @@
 #include <time.h>
 
 #include "../core/json_depth.h"
+#include "../core/json_out.h"
 #include "../core/kinds.h"
 #include "embedded.h"
+#include "encoding.h"
+#include "log.h"
 #include "service.h"
 #include "web.h"
 
@@ -27,7 +30,7 @@
 
 void respond_json(http_req *r, int status, json_t *doc, const char *const *headers)
 {
-	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	char *text = doc ? sf_json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
 	if (!text) {
 		static const char oom[] = "{\"type\":\"https://starforge.dev/problems/internal\","
@@ -66,14 +69,41 @@ void respond_cached(http_req *r, const rcache_hit *hit, const char *content_type
 void respond_cached_vary(http_req *r, const rcache_hit *hit, const char *content_type,
 			 const char *cache_control, const char *vary)
 {
+	/* A body that may go compressed has two representations, each with
+	 * its own ETag (encoding.h), and its Vary names Accept-Encoding. */
+	int encodable = hit->len >= ENC_MIN_BYTES && enc_compressible(content_type);
+	int gzip = encodable && http_req_accepts_gzip(r);
+	char vary_text[128], gz_etag[ENC_ETAG_MAX];
+	if (encodable) {
+		snprintf(vary_text, sizeof vary_text, "%s%sAccept-Encoding", vary ? vary : "",
+			 vary ? ", " : "");
+		vary = vary_text;
+	}
+	const char *etag = hit->etag;
+	if (gzip) {
+		enc_etag_gz(hit->etag, gz_etag);
+		etag = gz_etag;
+	}
 	const char *vary_name = vary ? "Vary" : NULL; /* the list ends at NULL */
-	const char *h[] = {
-		"ETag", hit->etag, "Cache-Control", cache_control, vary_name, vary, NULL
-	};
-	if (etag_matches(http_req_header(r, "If-None-Match"), hit->etag))
-		http_respond(r, 304, NULL, "", 0, h);
-	else
-		http_respond(r, 200, content_type, hit->body, hit->len, h);
+	const char *h[] = { "ETag", etag, "Cache-Control", cache_control, vary_name, vary, NULL };
+	if (etag_matches(http_req_header(r, "If-None-Match"), etag)) {
+		http_respond_encoded(r, 304, NULL, "", 0, NULL, h);
+		return;
+	}
+	if (gzip) {
+		const char *gz;
+		size_t gzlen;
+		char *own = NULL; /* a body not in the cache is compressed for this answer only */
+		if (rcache_gzip(hit, &gz, &gzlen) == 0 ||
+		    enc_gzip(hit->body, hit->len, &own, &gzlen) == 0) {
+			http_respond_encoded(r, 200, content_type, own ? own : gz, gzlen, "gzip",
+					     h);
+			free(own);
+			return;
+		}
+		h[1] = hit->etag; /* out of memory: the plain body, under its own ETag */
+	}
+	http_respond_encoded(r, 200, content_type, hit->body, hit->len, NULL, h);
 }
 
 /*
@@ -128,7 +158,7 @@ void respond_problem(http_req *r, int status, const char *slug, const char *titl
 	utf8_scrub(instance);
 	json_t *doc = json_pack("{s:s, s:s, s:i, s:s, s:s}", "type", type, "title", title, "status",
 				status, "detail", detail, "instance", instance);
-	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	char *text = doc ? sf_json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
 	if (text)
 		http_respond(r, status, "application/problem+json", text, strlen(text), headers);
@@ -250,19 +280,33 @@ static void metrics_get(service *svc, http_req *r, const route_match *m)
 	free(text);
 }
 
+/*
+ * The bundled OpenAPI document (embedded.h: JSON text, which is YAML too),
+ * as application/yaml at /openapi.yaml and application/json at /openapi.json.
+ */
+static void openapi_send(http_req *r, const char *content_type)
+{
+	if (!sf_openapi_count) {
+		respond_problem(r, 404, "not-found", "Not found", NULL,
+				"no OpenAPI document was built in");
+		return;
+	}
+	const char *h[] = { "Cache-Control", "public, max-age=300", NULL };
+	http_respond(r, 200, content_type, (const char *)sf_openapi[0].data, sf_openapi[0].len, h);
+}
+
 static void openapi_get(service *svc, http_req *r, const route_match *m)
 {
 	(void)svc;
 	(void)m;
-	for (size_t i = 0; i < sf_assets_count; i++) {
-		if (!strcmp(sf_assets[i].name, "openapi.yaml")) {
-			const char *h[] = { "Cache-Control", "public, max-age=300", NULL };
-			http_respond(r, 200, "application/yaml", (const char *)sf_assets[i].data,
-				     sf_assets[i].len, h);
-			return;
-		}
-	}
-	respond_problem(r, 404, "not-found", "Not found", NULL, "no OpenAPI document was built in");
+	openapi_send(r, "application/yaml");
+}
+
+static void openapi_json_get(service *svc, http_req *r, const route_match *m)
+{
+	(void)svc;
+	(void)m;
+	openapi_send(r, "application/json");
 }
 
 /* ---- routing ---- */
@@ -287,6 +331,7 @@ static const route routes[] = {
 	{ "GET", "/readyz", "readyz", H(readyz) },
 	{ "GET", "/metrics", "metrics", H(metrics_get) },
 	{ "GET", "/openapi.yaml", "openapi", H(openapi_get) },
+	{ "GET", "/openapi.json", "openapi.json", H(openapi_json_get) },
 	{ "GET", "/", "web.index", H(web_index) },
 	{ "GET", "/web/{file}", "web.file", H(web_file) },
 	{ "POST", "/v1/{kind}/check", "kinds.check", H(kinds_check) },
@@ -302,12 +347,13 @@ const char *const service_writing_routes[] = { "jobs.submit", "jobs.cancel", NUL
 /* Not GET, but changing nothing: a check only computes. */
 const char *const service_computing_routes[] = { "kinds.check", NULL };
 /* Open even with --auth-reads: probes, the API document, the dashboard's files. */
-const char *const service_public_routes[] = { "healthz",   "readyz",   "openapi",
+const char *const service_public_routes[] = { "healthz",   "readyz",   "openapi", "openapi.json",
 					      "web.index", "web.file", NULL };
 
 /*
- * The route table: the fixed routes above, then POST /v1/<collection> and
- * GET /v1/<collection>/{name} for every resource type a registered kind
+ * The route table: the fixed routes above, then POST /v1/<collection>,
+ * GET /v1/<collection>/{name} and GET /v1/<collection> (the listing) for
+ * every resource type a registered kind
  * declares (core/kinds.h), each route carrying its sf_resource_kind as arg.
  * Built once at start; the loop thread only reads it.
  */
@@ -316,7 +362,7 @@ int service_routes_build(service *svc, sf_err *err)
 	size_t nfixed = sizeof routes / sizeof routes[0], nres = 0;
 	for (size_t i = 0; i < sf_kind_count(); i++)
 		nres += sf_kind_at(i)->resource != NULL;
-	svc->routes = calloc(nfixed + 2 * nres, sizeof *svc->routes);
+	svc->routes = calloc(nfixed + 3 * nres, sizeof *svc->routes);
 	svc->route_text = calloc(nres ? nres : 1, sizeof *svc->route_text);
 	if (!svc->routes || !svc->route_text)
 		return sf_err_set(err, SF_ENOMEM, "out of memory for the route table");
@@ -334,6 +380,7 @@ int service_routes_build(service *svc, sf_err *err)
 		snprintf(t[1], sizeof t[1], "%s.upload", rk->type);
 		snprintf(t[2], sizeof t[2], "/v1/%s/{name}", rk->collection);
 		snprintf(t[3], sizeof t[3], "%s.get", rk->type);
+		snprintf(t[4], sizeof t[4], "%s.list", rk->type);
 		svc->routes[n++] = (route){ .method = "POST",
 					    .pattern = t[0],
 					    .name = t[1],
@@ -343,6 +390,11 @@ int service_routes_build(service *svc, sf_err *err)
 					    .pattern = t[2],
 					    .name = t[3],
 					    .handler = (void *)resources_get,
+					    .arg = rk };
+		svc->routes[n++] = (route){ .method = "GET",
+					    .pattern = t[0],
+					    .name = t[4],
+					    .handler = (void *)resources_list,
 					    .arg = rk };
 	}
 	svc->nroutes = n;
@@ -410,8 +462,7 @@ static void request_done(void *app, http_req *r, int status, double seconds)
 	service *svc = app;
 	const char *name = http_req_user(r) ? http_req_user(r) : "unmatched";
 	metrics_request(svc->metrics, name, status, seconds);
-	fprintf(stderr, "http %s %s %d %.3fms route=%s\n", http_req_method(r), http_req_path(r),
-		status, seconds * 1e3, name);
+	log_http(http_req_method(r), http_req_path(r), status, seconds * 1e3, name, http_req_id(r));
 }
 
 /* ---- start and stop ---- */
@@ -425,7 +476,7 @@ static void flush_log(uv_timer_t *t)
 static void on_signal(uv_signal_t *s, int signum)
 {
 	service *svc = s->data;
-	fprintf(stderr, "serve: signal %d: stopping\n", signum);
+	log_info("serve: signal %d: stopping", signum);
 	service_stop(svc);
 }
 
@@ -438,8 +489,7 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 		return sf_err_set(err, SF_ENOMEM, "out of memory for metrics and caches");
 	if (!(svc->db = store_open(cfg->db_path, STORE_READWRITE, err)))
 		return err->code;
-	fprintf(stderr, "serve: database %s at schema version %d\n", cfg->db_path,
-		store_version(svc->db));
+	log_info("serve: database %s at schema version %d", cfg->db_path, store_version(svc->db));
 	if (!(svc->evals = evalcache_new(cfg->db_path, metrics_shared_of(svc->metrics))))
 		return sf_err_set(err, SF_ENOMEM, "out of memory for the evaluation cache");
 	if (!(svc->resources = res_pool_new(cfg->db_path)))
@@ -459,8 +509,8 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 	uv_signal_start(&svc->sigint, on_signal, SIGINT);
 	if ((rc = jobs_resume_pending(svc, err)) != 0)
 		return rc;
-	http_config hc = { .host = cfg->host,
-			   .port = cfg->port,
+	http_config hc = { .listen_fds = cfg->listen_fds,
+			   .nlisten = cfg->nlisten,
 			   .max_body = cfg->max_body,
 			   .connection_limit = cfg->max_connections,
 			   .per_ip_limit = cfg->max_connections_per_ip,
@@ -471,8 +521,8 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 	if (!(svc->http = http_server_new(loop, &hc, err)))
 		return err->code;
 	access_log(svc);
-	fprintf(stderr, "serve: listening on http://%s:%d (workers %d, max queue %d)\n", cfg->host,
-		http_server_port(svc->http), cfg->workers, cfg->max_queue);
+	log_info("serve: listening on %s (workers %d, max queue %d)", cfg->listen_urls,
+		 cfg->workers, cfg->max_queue);
 	fflush(stderr);
 	return 0;
 }
@@ -506,7 +556,7 @@ static void on_http_closed(void *arg)
 	svc->routes = NULL;
 	svc->route_text = NULL;
 	svc->route_access = NULL;
-	fprintf(stderr, "serve: stopped\n");
+	log_info("serve: stopped");
 	fflush(stderr);
 }
 

@@ -18,6 +18,7 @@
 #include "cors.h"
 #include "evalcache.h"
 #include "http.h"
+#include "log.h"
 #include "metrics.h"
 #include "rcache.h"
 #include "resources.h"
@@ -25,8 +26,15 @@
 #include "store.h"
 
 typedef struct service_config {
-	char host[64];
-	int port;
+	/*
+	 * Where to listen: sockets the command bound (listen.h) before
+	 * anything else started, and their URLs for the "listening" log line.
+	 * Once service_start has started the HTTP server (svc->http is set)
+	 * it owns them; until then they are the caller's to close.
+	 */
+	const int *listen_fds;
+	int nlisten;
+	const char *listen_urls;
 	char db_path[1024];
 	int workers;        /* jobs running at once */
 	int max_queue;      /* jobs waiting at most */
@@ -61,7 +69,7 @@ typedef struct service {
 	res_pool *resources;       /* uploaded resources, as jobs' generators read them */
 	route *routes;             /* the route table (service.c builds it at start) */
 	size_t nroutes;
-	char (*route_text)[4][96]; /* patterns and names of the resource routes */
+	char (*route_text)[6][96]; /* patterns and names of the resource routes */
 	/* access.c: each route's ACCESS_* class, parallel to routes */
 	unsigned char *route_access;
 	int stopping;
@@ -104,7 +112,12 @@ int service_routes_build(service *svc, sf_err *err);
 /*
  * Answers an immutable body from the response cache: 304 when the request's
  * If-None-Match lists its ETag, else 200 with `content_type`; both with the
- * ETag and `cache_control`.
+ * ETag and `cache_control`. A body that may go compressed (encoding.h: a
+ * compressible type, ENC_MIN_BYTES or more) says Vary: Accept-Encoding, and
+ * when the request prefers gzip is answered gzip-compressed (from the
+ * cache's slot when `hit` is cached, compressed once) under its own ETag,
+ * the plain one with "-gz" inside the quotes; the 304 compares the ETag of
+ * the coding it would answer with.
  */
 void respond_cached(http_req *r, const rcache_hit *hit, const char *content_type,
 		    const char *cache_control);
@@ -142,6 +155,22 @@ int service_list_args(http_req *r, int *page_size, int64_t *before, const char *
 /* The opaque token for a page that continues before `seq`. */
 void service_page_token(int64_t seq, char out[32]);
 
+/*
+ * query.c: checks the names of `r`'s query arguments before a handler
+ * reads any. Every name must be in `allowed` (NULL-terminated; NULL: none)
+ * or, when `accept` is not NULL, make accept(arg, name) return non-zero;
+ * no name may be empty or given twice. Returns 0; otherwise answers 400
+ * invalid-query naming the first bad argument and listing `allowed_text`
+ * as what is allowed (NULL: the names of `allowed`), and returns -1.
+ */
+int service_query_check(http_req *r, const char *const *allowed,
+			int (*accept)(void *arg, const char *name), void *arg,
+			const char *allowed_text);
+
+/* The parameters every listing takes (service_list_args), for the start of
+ * an allowed list: { SERVICE_LIST_PARAMS, "state", NULL }. */
+#define SERVICE_LIST_PARAMS "page_size", "page_token", "kind"
+
 /* ---- handlers ---- */
 
 void jobs_submit(service *svc, http_req *r, const route_match *m);
@@ -166,6 +195,7 @@ void kinds_check(service *svc, http_req *r, const route_match *m);
 /* resources.c: route_match.arg is the route's sf_resource_kind. */
 void resources_upload(service *svc, http_req *r, const route_match *m);
 void resources_get(service *svc, http_req *r, const route_match *m);
+void resources_list(service *svc, http_req *r, const route_match *m);
 
 /*
  * events.c: GET /v1/jobs/{id}/events, the job's progress as Server-Sent

@@ -33,7 +33,7 @@ typedef struct store store;
 enum { STORE_READWRITE = 0, STORE_READONLY = 1 };
 
 /* The most tags one level carries and the most filters one listing takes. */
-enum { STORE_MAX_TAGS = 8, STORE_MAX_FILTERS = 8 };
+enum { STORE_MAX_TAGS = 16, STORE_MAX_FILTERS = 8 };
 
 typedef enum job_state {
 	JOB_QUEUED,
@@ -240,15 +240,16 @@ int store_put_evaluations(store *s, const store_evaluation *evals, size_t n, sf_
 /*
  * Uploaded resources (core/kinds.h, sf_resource_kind: racetrack's
  * experience models are type "px_model"), keyed by (type, name).
- * store_put_resource() stores `body` (text without NUL, kept byte for byte)
- * and its `format` in one BEGIN IMMEDIATE transaction. Returns 0 when
+ * store_put_resource() stores `body` (text without NUL, kept byte for byte),
+ * its `format` and `summary` (the kind's JSON summary of it as text, or
+ * NULL) in one BEGIN IMMEDIATE transaction. Returns 0 when
  * stored; STORE_EXISTS (a positive value, err untouched) when that type
  * holds that name already, which is left as it was (resources are
  * immutable); or a negative code.
  */
 enum { STORE_EXISTS = 1 };
 int store_put_resource(store *s, const char *type, const char *name, const char *format,
-		       const char *body, sf_err *err);
+		       const char *body, const char *summary, sf_err *err);
 
 /*
  * Sets *format and *body to malloc'ed copies (the caller frees both) of the
@@ -258,6 +259,32 @@ int store_put_resource(store *s, const char *type, const char *name, const char 
  */
 int store_get_resource(store *s, const char *type, const char *name, char **format, char **body,
 		       sf_err *err);
+
+/*
+ * One row of store_list_resources(). Strings are owned by the row
+ * (malloc'ed); free with store_resource_clear().
+ */
+typedef struct store_resource {
+	int64_t seq; /* upload order, for paging (newest first) */
+	char *name;
+	char *format;
+	char *summary;      /* as stored with it, or NULL for a resource stored without one */
+	char *body;         /* only when summary is NULL (to compute it), else NULL */
+	int64_t created_ms; /* Unix ms */
+} store_resource;
+
+/*
+ * Lists the resources of `type` newest first: those with seq < `before`
+ * (0: from the newest), at most `limit` (>= 0). Fills out[0..*n-1]
+ * (caller-provided, `limit` entries; clear each with
+ * store_resource_clear()). The next page is `before` = out[*n-1].seq.
+ * Reads only. On failure *n is 0 and nothing needs clearing.
+ */
+int store_list_resources(store *s, const char *type, int64_t before, int limit, store_resource *out,
+			 int *n, sf_err *err);
+
+/* Frees the strings of `res` and zeroes it; NULL is a no-op. */
+void store_resource_clear(store_resource *res);
 
 /* Frees the strings of `job` and zeroes it. */
 void store_job_clear(store_job *job);

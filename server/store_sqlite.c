@@ -111,9 +111,13 @@ static const char *const SQL[ST__COUNT] = {
 			"VALUES (?1, ?2, ?3, ?4) ON CONFLICT (lattice, sequence) "
 			"DO UPDATE SET doc = excluded.doc, created_ms = excluded.created_ms",
 	/* A name is taken for good: the first upload wins, a second changes nothing. */
-	[ST_RES_PUT] = "INSERT INTO resources (type, name, format, body, created) "
-		       "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (type, name) DO NOTHING",
+	[ST_RES_PUT] = "INSERT INTO resources (type, name, format, body, summary, created) "
+		       "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (type, name) DO NOTHING",
 	[ST_RES_GET] = "SELECT format, body FROM resources WHERE type = ?1 AND name = ?2",
+	/* The body only where there is no summary (a row from before 0004). */
+	[ST_RES_LIST] = "SELECT seq, name, format, summary, "
+			"CASE WHEN summary IS NULL THEN body END, created FROM resources "
+			"WHERE type = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3",
 };
 
 const char *const store__state_names[JOB_CANCELLED + 1] = { "queued", "running", "succeeded",
@@ -852,83 +856,4 @@ int store_put_evaluation(store *s, const char *lattice, const char *sequence, co
 				  "store_put_evaluation: no store, lattice, sequence or doc");
 	store_evaluation e = { lattice, sequence, doc };
 	return store_put_evaluations(s, &e, 1, err);
-}
-
-/* ---- uploaded experience models ---- */
-
-/*
- * Stores the resource (`type`, `name`) in one BEGIN IMMEDIATE transaction.
- * Returns 0, STORE_EXISTS when the name is taken within its type (nothing
- * written, err untouched), or a negative code. The body is stored byte for
- * byte up to its NUL.
- */
-int store_put_resource(store *s, const char *type, const char *name, const char *format,
-		       const char *body, sf_err *err)
-{
-	if (!s || !type || !name || !format || !body)
-		return sf_err_set(err, SF_EINVAL,
-				  "store_put_resource: no store, type, name, format or body");
-	int rc = store__begin(s, err, "store_put_resource");
-	if (rc)
-		return rc;
-	sqlite3_stmt *st;
-	if ((rc = store__prep(s, ST_RES_PUT, &st, err)) != 0)
-		return store__fail(s, rc);
-	if (store__bind_text(st, 1, type) || store__bind_text(st, 2, name) ||
-	    store__bind_text(st, 3, format) || store__bind_text(st, 4, body) ||
-	    sqlite3_bind_int64(st, 5, store__now_ms())) {
-		rc = store__bind_err(s, err, "store_put_resource");
-		store__done(st);
-		return store__fail(s, rc);
-	}
-	if ((rc = store__step_write(s, st, err, "store_put_resource")) != 0)
-		return store__fail(s, rc);
-	int inserted = sqlite3_changes(s->db) == 1;
-	if ((rc = store__commit(s, err, "store_put_resource")) != 0)
-		return rc;
-	return inserted ? 0 : STORE_EXISTS;
-}
-
-/*
- * Sets *format and *body to malloc'ed copies of the resource's format and
- * body (the caller frees both), or both to NULL when there is none; returns
- * 0 either way, or a negative code (both NULL). Reads only.
- */
-int store_get_resource(store *s, const char *type, const char *name, char **format, char **body,
-		       sf_err *err)
-{
-	if (format)
-		*format = NULL;
-	if (body)
-		*body = NULL;
-	if (!s || !type || !name || !format || !body)
-		return sf_err_set(err, SF_EINVAL,
-				  "store_get_resource: no store, type, name, format or body");
-	sqlite3_stmt *st;
-	int rc = store__prep(s, ST_RES_GET, &st, err);
-	if (rc)
-		return rc;
-	if (store__bind_text(st, 1, type) || store__bind_text(st, 2, name)) {
-		rc = store__bind_err(s, err, "store_get_resource");
-		store__done(st);
-		return rc;
-	}
-	int oom = 0;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*format = store__col_dup(st, 0, &oom);
-		*body = oom ? NULL : store__col_dup(st, 1, &oom);
-		rc = 0;
-		if (oom || !*format || !*body) {
-			free(*format);
-			free(*body);
-			*format = *body = NULL;
-			rc = sf_err_set(err, oom ? SF_ENOMEM : SF_ESYS, "store_get_resource: %s",
-					oom ? "out of memory" : "NULL column");
-		}
-	} else {
-		rc = rc == SQLITE_DONE ? 0 : store__db_err(s, rc, err, "store_get_resource");
-	}
-	store__done(st);
-	return rc;
 }

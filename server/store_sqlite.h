@@ -1,7 +1,8 @@
 /*
  * store_sqlite.h - internals shared by the two halves of the SQLite store:
  * store_sqlite.c (the connection, its statements, opening and migrating,
- * the evaluation cache) and store_sqlite_jobs.c (jobs and levels). Not an
+ * the evaluation cache), store_sqlite_jobs.c (jobs and levels) and
+ * store_sqlite_resources.c (uploaded resources). Not an
  * interface: everything else goes through store.h.
  *
  * The helpers follow one pattern: a statement comes from store__prep(),
@@ -49,6 +50,7 @@ enum store__stmt {
 	ST_EVAL_PUT,
 	ST_RES_PUT,
 	ST_RES_GET,
+	ST_RES_LIST,
 	ST__COUNT
 };
 

@@ -4,15 +4,16 @@
  * The dashboard is plain files (web/index.html, app.js, style.css) that the
  * Makefile embeds with the other assets, so a lone binary serves them and
  * they can never disagree with the API it speaks. Nothing here is built at
- * start: the files are served from the embedded table, their ETags hashed
- * per request (a few tens of kilobytes, far below the cost of the request
- * itself), and kinds.json is assembled per request from the registry,
- * which is static. So the module keeps no state and needs no cleanup.
+ * start: the files are served from the embedded table, and kinds.json is
+ * assembled from the registry, which is static, on first request; both go
+ * through the service's response cache (rcache.h), which keeps their ETags
+ * and gzip forms. So the module keeps no state and needs no cleanup.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/json_out.h"
 #include "../core/kinds.h"
 #include "embedded.h"
 #include "web.h"
@@ -46,12 +47,25 @@ static const char *content_type_of(const char *name)
 	return "application/octet-stream";
 }
 
-static void respond_body(http_req *r, const char *body, size_t len, const char *content_type)
+/*
+ * Answers a dashboard file through the response cache under "W:" + name, so
+ * that its ETag is hashed and its gzip form compressed once, not per request
+ * (the files never change while the binary runs).
+ */
+static void respond_body(service *svc, http_req *r, const char *name, const char *body, size_t len,
+			 const char *content_type)
 {
-	rcache_hit hit = { .body = body, .len = len };
-	char etag[40];
+	char key[ROUTE_MAX_VALUE + 16];
+	snprintf(key, sizeof key, "W:%s", name);
+	rcache_hit hit;
+	if (rcache_get(svc->responses, key, &hit) ||
+	    !rcache_put(svc->responses, key, body, len, &hit)) {
+		respond_cached(r, &hit, content_type, WEB_CACHE_CONTROL);
+		return;
+	}
+	char etag[40]; /* out of memory for the cache: answer without it */
 	rcache_etag(body, len, etag);
-	hit.etag = etag;
+	hit = (rcache_hit){ .body = body, .len = len, .etag = etag };
 	respond_cached(r, &hit, content_type, WEB_CACHE_CONTROL);
 }
 
@@ -78,12 +92,12 @@ static char *kinds_json(void)
 			return NULL;
 		}
 	}
-	char *text = json_dumps(doc, JSON_COMPACT);
+	char *text = sf_json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	return text;
 }
 
-static void serve_asset(http_req *r, const char *file)
+static void serve_asset(service *svc, http_req *r, const char *file)
 {
 	char name[ROUTE_MAX_VALUE + 8];
 	snprintf(name, sizeof name, "web/%s", file);
@@ -95,22 +109,25 @@ static void serve_asset(http_req *r, const char *file)
 				file);
 		return;
 	}
-	respond_body(r, (const char *)a->data, a->len, content_type_of(name));
+	respond_body(svc, r, name, (const char *)a->data, a->len, content_type_of(name));
 }
 
 void web_index(service *svc, http_req *r, const route_match *m)
 {
-	(void)svc;
 	(void)m;
-	serve_asset(r, "index.html");
+	serve_asset(svc, r, "index.html");
 }
 
 void web_file(service *svc, http_req *r, const route_match *m)
 {
-	(void)svc;
 	const char *file = route_param(m, "file");
 	if (strcmp(file, "kinds.json") != 0) {
-		serve_asset(r, file);
+		serve_asset(svc, r, file);
+		return;
+	}
+	rcache_hit hit;
+	if (rcache_get(svc->responses, "W:kinds.json", &hit)) { /* the registry is static */
+		respond_cached(r, &hit, "application/json", WEB_CACHE_CONTROL);
 		return;
 	}
 	char *text = kinds_json();
@@ -119,6 +136,6 @@ void web_file(service *svc, http_req *r, const route_match *m)
 				"out of memory writing kinds.json");
 		return;
 	}
-	respond_body(r, text, strlen(text), "application/json");
+	respond_body(svc, r, "kinds.json", text, strlen(text), "application/json");
 	free(text);
 }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../server/version.h"
 #include "spawn.h"
 #include "support.h"
 
@@ -376,6 +377,37 @@ static void test_no_arguments(void **state)
 	run_free(&res);
 }
 
+/*
+ * `starforge --version` and `starforge version`: one line on stdout,
+ * "starforge VERSION (commit COMMIT)", exit 0, the strings this suite was
+ * linked with (server/version.h, the same build); VERSION is dotted
+ * numbers, COMMIT hexadecimal or "unknown" (a build outside git).
+ */
+static void test_version(void **state)
+{
+	(void)state;
+	static const char *const flag[] = { "--version", NULL }, *const word[] = { "version",
+										   NULL };
+	run_result a, b;
+	run_args(&a, flag);
+	run_args(&b, word);
+	assert_int_equal(a.status, 0);
+	assert_int_equal(b.status, 0);
+	assert_int_equal(a.err_len, 0);
+	assert_string_equal(a.out, b.out);
+	char want[256];
+	snprintf(want, sizeof want, "starforge %s (commit %s)\n", sf_version, sf_commit);
+	assert_string_equal(a.out, want);
+	assert_int_equal(count_char(a.out, '\n'), 1);
+	assert_true(strspn(sf_version, "0123456789.") == strlen(sf_version) &&
+		    sf_version[0] != '.');
+	assert_true(strcmp(sf_commit, "unknown") == 0 ||
+		    (strlen(sf_commit) >= 7 &&
+		     strspn(sf_commit, "0123456789abcdef") == strlen(sf_commit)));
+	run_free(&a);
+	run_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -389,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_budget_message),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_no_arguments),
+		cmocka_unit_test(test_version),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

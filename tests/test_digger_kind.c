@@ -198,12 +198,32 @@ static void test_kind_generate(void **state)
 		fail_msg("message \"%s\"", err.msg);
 }
 
+/*
+ * The listing's difficulty filter takes exactly the presets' names, in
+ * order, and reads them where levels carry them (params.difficulty).
+ */
+static void test_kind_filters(void **state)
+{
+	(void)state;
+	const sf_kind *k = sf_kind_find("digger");
+	const sf_level_filter *f = sf_kind_filter(k, "difficulty");
+	assert_non_null(f);
+	assert_int_equal(f->type, SF_FILTER_TEXT);
+	assert_string_equal(f->section, "params");
+	int n = 0;
+	for (; f->values[n]; n++)
+		assert_string_equal(f->values[n], dig_difficulty_name((dig_difficulty)n));
+	assert_int_equal(n, DIG_DIFFICULTY_COUNT);
+	assert_null(sf_kind_filter(k, "length"));
+}
+
 int main(void)
 {
 	json_object_seed(1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kind_params),
 		cmocka_unit_test(test_kind_generate),
+		cmocka_unit_test(test_kind_filters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,10 +26,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../server/metrics.h"
+#include "../server/version.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -513,6 +516,13 @@ static void test_empty(void **state)
 		{ "starforge_evaluation_cache_hits_total", "counter" },
 		{ "starforge_evaluation_cache_misses_total", "counter" },
 		{ "starforge_enumerations_total", "counter" },
+		{ "starforge_build_info", "gauge" },
+		{ "process_cpu_seconds_total", "counter" },
+		{ "process_open_fds", "gauge" },
+		{ "process_max_fds", "gauge" },
+		{ "process_virtual_memory_bytes", "gauge" },
+		{ "process_resident_memory_bytes", "gauge" },
+		{ "process_start_time_seconds", "gauge" },
 	};
 	assert_int_equal(e.nfamilies, ARRAY_LEN(families));
 	for (int i = 0; i < ARRAY_LEN(families); i++) {
@@ -622,12 +632,33 @@ static void feed_requests(metrics *m, int stride)
 }
 
 /* 1200 distinct pairs, each counted exactly, sorted, rendered the same whatever the order. */
+/* Process facts that do not move, for renders compared byte for byte. */
+static int fixed_process(metrics_process *out)
+{
+	*out = (metrics_process){ .cpu_seconds = 12.5,
+				  .resident_bytes = 7340032,
+				  .virtual_bytes = 123456789012.0,
+				  .start_time_s = 1700000000.25,
+				  .open_fds = 9,
+				  .max_fds = 1048576 };
+	return 0;
+}
+
+static int no_process(metrics_process *out)
+{
+	(void)out;
+	return -1;
+}
+
 static void test_request_counters(void **state)
 {
 	(void)state;
 	metrics *a = metrics_new(), *b = metrics_new();
 	assert_non_null(a);
 	assert_non_null(b);
+	/* The process facts change between two renders: fixed ones here. */
+	metrics_set_process_reader(a, fixed_process);
+	metrics_set_process_reader(b, fixed_process);
 	feed_requests(a, 1);
 	feed_requests(b, 7); /* 7 is prime to 1200: a permutation */
 
@@ -947,6 +978,84 @@ static void test_parser_rejects(void **state)
 	assert_false(rejected(text, obs, ARRAY_LEN(obs)));
 }
 
+/*
+ * starforge_build_info carries server/version.h's strings; the process_*
+ * families are this test process's own, read back here independently:
+ * resident memory above 0, at least stdin, stdout and stderr open, a start
+ * within the last minute, the soft RLIMIT_NOFILE.
+ */
+static void test_process_and_build_info(void **state)
+{
+	(void)state;
+	metrics *m = metrics_new();
+	assert_non_null(m);
+	exposition e = render_parse(m, NULL);
+
+	const sample *info = NULL;
+	for (int i = 0; i < e.nsamples; i++)
+		if (!strcmp(e.samples[i].name, "starforge_build_info"))
+			info = &e.samples[i];
+	assert_non_null(info);
+	assert_int_equal(info->nlabels, 2);
+	assert_string_equal(label_of(info, "version"), sf_version);
+	assert_string_equal(label_of(info, "commit"), sf_commit);
+	assert_true(info->value == 1);
+	assert_true(strlen(sf_version) > 0 && strlen(sf_commit) > 0);
+
+	double now = (double)time(NULL);
+	double rss = single(&e, "process_resident_memory_bytes")->value;
+	double vsz = single(&e, "process_virtual_memory_bytes")->value;
+	double fds = single(&e, "process_open_fds")->value;
+	double max_fds = single(&e, "process_max_fds")->value;
+	double start = single(&e, "process_start_time_seconds")->value;
+	double cpu = single(&e, "process_cpu_seconds_total")->value;
+	assert_true(rss > 4096 && rss <= vsz);
+	assert_true(fds >= 3 && fds == floor(fds));
+	struct rlimit rl;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur != RLIM_INFINITY)
+		assert_true(max_fds == (double)rl.rlim_cur);
+	if (!(start > now - 60 && start <= now + 1))
+		fail_msg("process_start_time_seconds %.3f, now %.0f", start, now);
+	assert_true(cpu >= 0 && cpu < 3600);
+
+	/* One more open descriptor is one more in process_open_fds. */
+	int fd = dup(0);
+	assert_true(fd >= 0);
+	exposition again = render_parse(m, NULL);
+	assert_true(single(&again, "process_open_fds")->value == fds + 1);
+	close(fd);
+	exposition_free(&again);
+	exposition_free(&e);
+
+	/* Values are written as they are, and no reading leaves the families out. */
+	metrics_set_process_reader(m, fixed_process);
+	size_t len = 0;
+	char *text = metrics_render(m, NULL, &len);
+	assert_non_null(text);
+	static const char *const lines[] = {
+		"# HELP process_cpu_seconds_total Total user and system CPU time spent in "
+		"seconds.\n"
+		"# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 12.5\n",
+		"\nprocess_resident_memory_bytes 7340032\n",
+		"\nprocess_virtual_memory_bytes 123456789012\n",
+		"\nprocess_start_time_seconds 1700000000.25\n",
+		"\nprocess_open_fds 9\n",
+		"\nprocess_max_fds 1048576\n",
+	};
+	for (int i = 0; i < ARRAY_LEN(lines); i++)
+		if (!strstr(text, lines[i]))
+			fail_msg("no '%s' in:\n%s", lines[i], text);
+	free(text);
+	metrics_set_process_reader(m, no_process);
+	e = render_parse(m, NULL);
+	for (int i = 0; i < e.nfamilies; i++)
+		assert_true(strncmp(e.families[i].name, "process_", 8) != 0);
+	assert_string_equal(e.families[e.nfamilies - 1].name, "starforge_build_info");
+	exposition_free(&e);
+	metrics_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -959,6 +1068,7 @@ int main(void)
 		cmocka_unit_test(test_histograms),
 		cmocka_unit_test(test_shared_atomics),
 		cmocka_unit_test(test_label_escaping),
+		cmocka_unit_test(test_process_and_build_info),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/kinds.h"
 #include "../server/embedded.h"
 #include "../server/store.h"
 #include "support.h"
@@ -1087,7 +1088,7 @@ static void test_resources(void **state)
 	assert_null(format);
 	assert_null(body);
 	const char *csv = "speed,intensity\r\n0.5,0.25\n";
-	ok(store_put_resource(s, "px_model", "mine", "csv", csv, &err), &err);
+	ok(store_put_resource(s, "px_model", "mine", "csv", csv, NULL, &err), &err);
 	ok(store_get_resource(s, "px_model", "mine", &format, &body, &err), &err);
 	assert_string_equal(format, "csv");
 	assert_string_equal(body, csv); /* byte for byte, CR included */
@@ -1095,7 +1096,7 @@ static void test_resources(void **state)
 	free(body);
 	/* A name is taken for good within its type: the second put changes nothing. */
 	err.code = 0;
-	assert_int_equal(store_put_resource(s, "px_model", "mine", "json", "{}", &err),
+	assert_int_equal(store_put_resource(s, "px_model", "mine", "json", "{}", NULL, &err),
 			 STORE_EXISTS);
 	assert_int_equal(err.code, 0);
 	ok(store_get_resource(s, "px_model", "mine", &format, &body, &err), &err);
@@ -1104,13 +1105,14 @@ static void test_resources(void **state)
 	free(format);
 	free(body);
 	/* ...but another type has its own names. */
-	ok(store_put_resource(s, "other_type", "mine", "json", "{}", &err), &err);
+	ok(store_put_resource(s, "other_type", "mine", "json", "{}", NULL, &err), &err);
 	ok(store_get_resource(s, "other_type", "mine", &format, &body, &err), &err);
 	assert_string_equal(body, "{}");
 	free(format);
 	free(body);
-	assert_failed(store_put_resource(s, "px_model", NULL, "csv", csv, &err), &err, SF_EINVAL);
-	assert_failed(store_put_resource(s, NULL, "x", "csv", csv, &err), &err, SF_EINVAL);
+	assert_failed(store_put_resource(s, "px_model", NULL, "csv", csv, NULL, &err), &err,
+		      SF_EINVAL);
+	assert_failed(store_put_resource(s, NULL, "x", "csv", csv, NULL, &err), &err, SF_EINVAL);
 	assert_failed(store_get_resource(s, "px_model", NULL, &format, &body, &err), &err,
 		      SF_EINVAL);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM resources"), 2);
@@ -1124,6 +1126,179 @@ static void test_resources(void **state)
 	assert_null(body);
 	store_close(r);
 	store_close(s);
+}
+
+/* Lists `type` from `before`, expecting exactly `names` in that order. */
+static void expect_resources(store *s, const char *type, int64_t before, int limit,
+			     const char *const *names, int count, store_resource *out)
+{
+	sf_err err = { 0 };
+	int n = -1;
+	ok(store_list_resources(s, type, before, limit, out, &n, &err), &err);
+	assert_int_equal(n, count);
+	for (int i = 0; i < n; i++) {
+		assert_string_equal(out[i].name, names[i]);
+		if (i)
+			assert_true(out[i].seq < out[i - 1].seq);
+	}
+}
+
+/* Listing: newest first, paged by seq, per type, summaries without bodies. */
+static void test_resource_listing(void **state)
+{
+	fixture *f = *state;
+	store *s = open_ok(f->path, STORE_READWRITE);
+	sf_err err = { 0 };
+	store_resource out[4];
+	expect_resources(s, "px_model", 0, 4, NULL, 0, out);
+	ok(store_put_resource(s, "px_model", "a", "csv", "body a", "{\"traces\":1}", &err), &err);
+	ok(store_put_resource(s, "other_type", "x", "json", "{}", "{}", &err), &err);
+	ok(store_put_resource(s, "px_model", "b", "json", "body b", "{\"traces\":2}", &err), &err);
+	ok(store_put_resource(s, "px_model", "c", "csv", "body c", NULL, &err), &err);
+
+	const char *first[] = { "c", "b" };
+	expect_resources(s, "px_model", 0, 2, first, 2, out);
+	/* No summary stored: the body comes instead, to compute one from. */
+	assert_null(out[0].summary);
+	assert_string_equal(out[0].body, "body c");
+	assert_string_equal(out[0].format, "csv");
+	assert_string_equal(out[1].summary, "{\"traces\":2}");
+	assert_null(out[1].body);
+	assert_string_equal(out[1].format, "json");
+	assert_true(out[1].created_ms > 0);
+	int64_t next = out[1].seq;
+	store_resource_clear(&out[0]);
+	store_resource_clear(&out[1]);
+	assert_null(out[0].name);
+	const char *second[] = { "a" };
+	expect_resources(s, "px_model", next, 2, second, 1, out);
+	assert_string_equal(out[0].summary, "{\"traces\":1}");
+	store_resource_clear(&out[0]);
+	const char *other[] = { "x" };
+	expect_resources(s, "other_type", 0, 4, other, 1, out);
+	store_resource_clear(&out[0]);
+	expect_resources(s, "px_model", 0, 0, NULL, 0, out);
+
+	int n = 7;
+	assert_failed(store_list_resources(s, NULL, 0, 2, out, &n, &err), &err, SF_EINVAL);
+	assert_int_equal(n, 0);
+	assert_failed(store_list_resources(s, "px_model", 0, -1, out, &n, &err), &err, SF_EINVAL);
+	assert_failed(store_list_resources(s, "px_model", -5, 2, out, &n, &err), &err, SF_EINVAL);
+	store_resource_clear(NULL);
+
+	/* A read-only handle lists too. */
+	store *r = open_ok(f->path, STORE_READONLY);
+	const char *all[] = { "c", "b", "a" };
+	expect_resources(r, "px_model", 0, 4, all, 3, out);
+	for (int i = 0; i < 3; i++)
+		store_resource_clear(&out[i]);
+	store_close(r);
+	store_close(s);
+}
+
+/* Migration 0004 keeps a version-3 database's resources, in upload order, without summaries. */
+static void test_resources_migrate_listing(void **state)
+{
+	fixture *f = *state;
+	sf_err err = { 0 };
+	store *s = store_open_with(f->path, STORE_READWRITE, sf_migrations, 3, &err);
+	assert_non_null(s);
+	store_close(s);
+	raw_exec(f->path, "INSERT INTO resources (type, name, format, body, created) VALUES "
+			  "('px_model', 'late', 'csv', 'l', 2000), "
+			  "('px_model', 'early', 'json', 'e', 1000)");
+	s = open_ok(f->path, STORE_READWRITE);
+	assert_true(store_version(s) >= 4);
+	ok(store_put_resource(s, "px_model", "new", "csv", "n", "{}", &err), &err);
+	assert_int_equal(store_put_resource(s, "px_model", "early", "csv", "x", NULL, &err),
+			 STORE_EXISTS);
+	store_resource out[4];
+	const char *names[] = { "new", "late", "early" };
+	expect_resources(s, "px_model", 0, 4, names, 3, out);
+	assert_null(out[1].summary);
+	assert_string_equal(out[1].body, "l");
+	assert_int_equal(out[2].created_ms, 1000);
+	assert_string_equal(out[2].format, "json");
+	for (int i = 0; i < 3; i++)
+		store_resource_clear(&out[i]);
+	store_close(s);
+}
+
+/* Lists levels of `kind` with one filter; returns how many match (at most 4). */
+static int count_filtered(store *s, const char *kind, store_filter filter)
+{
+	char *docs[4];
+	int n = 0;
+	sf_err err = { 0 };
+	ok(store_list_levels(s, kind, &filter, 1, 0, 4, docs, NULL, &n, &err), &err);
+	for (int i = 0; i < n; i++)
+		free(docs[i]);
+	return n;
+}
+
+/* Migration 0005 gives stored digger levels the tags their kind now declares. */
+static void test_level_filters_migrate(void **state)
+{
+	fixture *f = *state;
+	sf_err err = { 0 };
+	store *s = store_open_with(f->path, STORE_READWRITE, sf_migrations, 4, &err);
+	assert_non_null(s);
+	store_close(s);
+	raw_exec(f->path, "INSERT INTO levels (id, kind, doc, created_ms) VALUES "
+			  "('dig_1', 'digger', '{\"params\":{\"difficulty\":\"hardest\"},"
+			  "\"stats\":{\"max_taps\":13,\"recorded_stars\":2}}', 1), "
+			  "('dig_2', 'digger', '{\"params\":{\"difficulty\":\"easy\"},"
+			  "\"stats\":{\"max_taps\":5}}', 2), "
+			  "('lat_1', 'lattice', '{\"params\":{\"difficulty\":\"hardest\"},"
+			  "\"stats\":{\"max_taps\":13}}', 3)");
+	s = open_ok(f->path, STORE_READWRITE);
+	assert_true(store_version(s) >= 5);
+	assert_int_equal(
+		count_filtered(s, "digger", (store_filter){ "difficulty", "hardest", 0, 0 }), 1);
+	assert_int_equal(count_filtered(s, NULL, (store_filter){ "difficulty", "hardest", 0, 0 }),
+			 1);
+	assert_int_equal(count_filtered(s, NULL, (store_filter){ "difficulty", "easy", 0, 0 }), 1);
+	assert_int_equal(count_filtered(s, NULL, (store_filter){ "max_taps", "13", 0, 0 }), 1);
+	assert_int_equal(count_filtered(s, NULL, (store_filter){ "max_taps", NULL, 1, 5 }), 2);
+	assert_int_equal(count_filtered(s, NULL, (store_filter){ "recorded_stars", NULL, 1, 2 }),
+			 1);
+	/* Only digger levels: the lattice level's look-alike values got no tag. */
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM level_tags WHERE level_id = "
+					  "'lat_1'"),
+			 0);
+	store_close(s);
+}
+
+/*
+ * The kinds' filters (core/kinds.h) fit the store: at most STORE_MAX_TAGS
+ * each, names distinct within a kind, and one type per name across kinds
+ * (a listing without kind takes any kind's filter).
+ */
+static void test_kind_filters(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sf_kind_count(); i++) {
+		const sf_kind *k = sf_kind_at(i);
+		int n = 0;
+		for (const sf_level_filter *f = k->filters; f && f->name; f++, n++) {
+			assert_ptr_equal(sf_kind_filter(k, f->name), f);
+			assert_non_null(f->section);
+			for (size_t j = 0; j < sf_kind_count(); j++) {
+				const sf_level_filter *g = sf_kind_filter(sf_kind_at(j), f->name);
+				if (g)
+					assert_int_equal(g->type, f->type);
+			}
+		}
+		assert_true(n >= 1);
+		assert_true(n <= STORE_MAX_TAGS && n <= SF_KIND_MAX_FILTERS);
+	}
+	assert_non_null(sf_kind_filter(NULL, "difficulty"));
+	assert_non_null(sf_kind_filter(NULL, "sequence"));
+	assert_null(sf_kind_filter(NULL, "knd"));
+	assert_null(sf_kind_filter(sf_kind_find("digger"), "length"));
+	char buf[256];
+	assert_string_equal(sf_kind_filter_names(sf_kind_find("lattice"), buf, sizeof buf),
+			    "lattice, length, sequence, conformations, max_score, distinct_scores");
 }
 
 /* Migration 0003 moves the models a version-2 database holds into resources. */
@@ -1322,6 +1497,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_evaluations, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resources, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_px_models_migrate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resource_listing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resources_migrate_listing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_level_filters_migrate, setup, teardown),
+		cmocka_unit_test(test_kind_filters),
 		cmocka_unit_test_setup_teardown(test_readonly_handle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sql_lookalike_values, setup, teardown),

@@ -168,7 +168,8 @@ static void test_readonly(void **state)
 	assert_non_null(strstr(msg, "readonly"));
 	assert_int_equal(insert(s, 2, "{}", &err), SF_ESYS);
 	assert_int_equal(store_put_evaluation(s, "square", "HPPH", "{}", &err), SF_ESYS);
-	assert_int_equal(store_put_resource(s, "px_model", "m", "csv", "a,b\n", &err), SF_ESYS);
+	assert_int_equal(store_put_resource(s, "px_model", "m", "csv", "a,b\n", NULL, &err),
+			 SF_ESYS);
 	assert_int_equal(store_probe_write(s, &err), SF_ESYS);
 
 	/* Nothing changed, and reading works. */

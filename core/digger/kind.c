@@ -432,6 +432,31 @@ done:
 	return doc;
 }
 
+/*
+ * GET /v1/levels?kind=digger filters (core/kinds.h, sf_level_filter): the
+ * difficulty the job asked for (params.difficulty, the preset's name), the
+ * grid and the counts of its stats.
+ */
+static const char *const difficulty_names[] = {
+	"easiest", "easy", "medium", "hard", "hardest", NULL
+};
+_Static_assert(sizeof difficulty_names / sizeof difficulty_names[0] == DIG_DIFFICULTY_COUNT + 1,
+	       "one filter value per difficulty preset");
+static const sf_level_filter digger_filters[] = {
+	{ "difficulty", "params", SF_FILTER_TEXT, difficulty_names },
+	{ "width", "puzzle", SF_FILTER_NUMBER, NULL },
+	{ "height", "puzzle", SF_FILTER_NUMBER, NULL },
+	{ "turns", "puzzle", SF_FILTER_NUMBER, NULL },
+	{ "gold", "stats", SF_FILTER_NUMBER, NULL },
+	{ "machines", "stats", SF_FILTER_NUMBER, NULL },
+	{ "max_taps", "stats", SF_FILTER_NUMBER, NULL },
+	{ "recorded_stars", "stats", SF_FILTER_NUMBER, NULL },
+	{ "solver_states", "stats", SF_FILTER_NUMBER, NULL },
+	{ "attempts", "stats", SF_FILTER_NUMBER, NULL },
+	{ "index", "stats", SF_FILTER_NUMBER, NULL },
+	{ NULL, NULL, SF_FILTER_TEXT, NULL },
+};
+
 /* The digger kind, registered in core/kinds.c. */
 const sf_kind dig_kind_def = {
 	.name = "digger",
@@ -441,4 +466,5 @@ const sf_kind dig_kind_def = {
 	.generate = digger_generate,
 	.check = dig_check_json,
 	.level_svg = dig_level_svg,
+	.filters = digger_filters,
 };

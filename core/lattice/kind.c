@@ -45,6 +45,18 @@ static json_t *lattice_generate(const void *params, const sf_gen_opts *opts, sf_
 	return doc;
 }
 
+/* GET /v1/levels?kind=lattice filters (core/kinds.h, sf_level_filter). */
+static const char *const lattice_names[] = { "square", "cubic", NULL };
+static const sf_level_filter lattice_filters[] = {
+	{ "lattice", "puzzle", SF_FILTER_TEXT, lattice_names },
+	{ "length", "puzzle", SF_FILTER_NUMBER, NULL },
+	{ "sequence", "puzzle", SF_FILTER_TEXT, NULL },
+	{ "conformations", "stats", SF_FILTER_NUMBER, NULL },
+	{ "max_score", "stats", SF_FILTER_NUMBER, NULL },
+	{ "distinct_scores", "stats", SF_FILTER_NUMBER, NULL },
+	{ NULL, NULL, SF_FILTER_TEXT, NULL },
+};
+
 const sf_kind lat_kind_def = {
 	.name = "lattice",
 	.summary = "three-star HP lattice protein puzzles (square or cubic)",
@@ -52,4 +64,5 @@ const sf_kind lat_kind_def = {
 	.params_free = lattice_params_free,
 	.generate = lattice_generate,
 	.level_svg = lat_level_svg,
+	.filters = lattice_filters,
 };

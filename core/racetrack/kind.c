@@ -128,6 +128,18 @@ static json_t *racetrack_generate(const void *params, const sf_gen_opts *opts, s
 	return doc;
 }
 
+/* GET /v1/levels?kind=racetrack filters (core/kinds.h, sf_level_filter). */
+static const sf_level_filter racetrack_filters[] = {
+	{ "samples", "puzzle", SF_FILTER_NUMBER, NULL },
+	{ "ds", "puzzle", SF_FILTER_NUMBER, NULL },
+	{ "width", "puzzle", SF_FILTER_NUMBER, NULL },
+	{ "length", "puzzle", SF_FILTER_NUMBER, NULL },
+	{ "races", "stats", SF_FILTER_NUMBER, NULL },
+	{ "segments", "stats", SF_FILTER_NUMBER, NULL },
+	{ "star_skills", "stats", SF_FILTER_NUMBER, NULL },
+	{ NULL, NULL, SF_FILTER_TEXT, NULL },
+};
+
 const sf_kind trk_kind_def = {
 	.name = "racetrack",
 	.summary = "race tracks evolved to follow a player-experience curve",
@@ -137,4 +149,5 @@ const sf_kind trk_kind_def = {
 	.params_resource = racetrack_params_resource,
 	.resource = &px_resource,
 	.level_svg = trk_level_svg,
+	.filters = racetrack_filters,
 };

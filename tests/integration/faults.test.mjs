@@ -72,9 +72,12 @@ async function readiness(server, status) {
   return res.body.checks;
 }
 
-/** Lines of the server's log that start with `prefix`. */
+/** Lines of the server's log that start with `prefix` after their timestamp (which is dropped). */
 function logLines(server, prefix) {
-  return server.log.split('\n').filter((l) => l.startsWith(prefix));
+  return server.log
+    .split('\n')
+    .map((l) => l.replace(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z /, ''))
+    .filter((l) => l.startsWith(prefix));
 }
 
 /** Every read a client makes still answers 200 while writes fail. */
@@ -223,7 +226,7 @@ test('a stop while an outcome waits for the store exits 0, and the next start ru
   assert.deepEqual(sqlite(first.db, `SELECT state FROM jobs WHERE id = '${job.id}'`), [['running']]);
 
   const second = await faultyServer(t, ['--workers', '1'], first.db);
-  assert.match(second.log, new RegExp(`^job ${job.id} queued kind=lattice seed=6 reason=restart$`, 'm'));
+  assert.match(second.log, new RegExp(`^\\S+Z job ${job.id} queued kind=lattice seed=6 reason=restart$`, 'm'));
   await waitForJob(second, job.id, { states: ['running'] });
   assert.equal((await request(second, `/v1/jobs/${job.id}`, { method: 'DELETE' })).status, 202);
   assert.equal((await waitForJob(second, job.id)).state, 'cancelled');

@@ -1,13 +1,15 @@
 // ops.test.mjs - the operational endpoints: /healthz, /readyz, /metrics
-// (Prometheus text with every family), GET /openapi.yaml (the very bytes of
-// the file), HEAD, and that openapi.yaml describes every route of the
-// server's route table.
+// (Prometheus text with every family), GET /openapi.yaml and /openapi.json
+// (the bundle the build made of openapi.yaml and schema/), HEAD, and that
+// openapi.yaml describes every route of the server's route table.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { ROOT, assertValid, parseMetrics, request, useServer } from './harness.mjs';
+import YAML from 'yaml';
+
+import { BIN, ROOT, assertValid, parseMetrics, request, useServer } from './harness.mjs';
 
 const server = useServer({ args: ['--workers', '1', '--max-queue', '7'] });
 
@@ -48,6 +50,13 @@ const FAMILIES = {
   starforge_evaluation_cache_hits_total: 'counter',
   starforge_evaluation_cache_misses_total: 'counter',
   starforge_enumerations_total: 'counter',
+  starforge_build_info: 'gauge',
+  process_cpu_seconds_total: 'counter',
+  process_open_fds: 'gauge',
+  process_max_fds: 'gauge',
+  process_virtual_memory_bytes: 'gauge',
+  process_resident_memory_bytes: 'gauge',
+  process_start_time_seconds: 'gauge',
 };
 
 test('/metrics is Prometheus text with every family', async () => {
@@ -74,14 +83,64 @@ test('/metrics is Prometheus text with every family', async () => {
     assert.equal(samples.get(c), 0, c);
 });
 
-test('GET /openapi.yaml returns the bytes of openapi.yaml', async () => {
+test('GET /openapi.yaml and /openapi.json return the bundle built from openapi.yaml and schema/', async () => {
   const res = await fetch(`${server.base}/openapi.yaml`);
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('content-type'), 'application/yaml');
   assert.equal(res.headers.get('cache-control'), 'public, max-age=300');
   const served = Buffer.from(await res.arrayBuffer());
-  const file = fs.readFileSync(path.join(ROOT, 'openapi.yaml'));
-  assert.ok(served.equals(file), 'the served document differs from openapi.yaml (rebuild?)');
+  // The build's bundle (tools/openapi_bundle.c), beside the binary.
+  const built = fs.readFileSync(path.join(path.dirname(BIN), 'gen', 'openapi.json'));
+  assert.ok(served.equals(built), 'the served document differs from the build\'s gen/openapi.json (rebuild?)');
+  const asJson = await fetch(`${server.base}/openapi.json`);
+  assert.equal(asJson.headers.get('content-type'), 'application/json');
+  assert.ok(Buffer.from(await asJson.arrayBuffer()).equals(served), '/openapi.json serves other bytes');
+
+  // Everything but the schemas is openapi.yaml as written; every schema
+  // openapi.yaml names by file is that file (less $schema and $defs, which
+  // become components of their own, with its refs made local, and with each
+  // "default" moved to "x-default" and a "Default: `JSON`." sentence at the
+  // end of the description, which `restore` undoes).
+  const doc = JSON.parse(served.toString('utf8'));
+  let moved = 0;
+  const restore = (node) => {
+    if (Array.isArray(node)) return node.map(restore);
+    if (!node || typeof node !== 'object') return node;
+    const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, restore(v)]));
+    if (!('x-default' in out)) return out;
+    assert.ok(!('default' in out), 'a schema with both default and x-default');
+    const m = /^(.*?) ?Default: `(.*)`\.$/s.exec(out.description || '');
+    assert.ok(m, `no "Default: \`...\`." at the end of ${JSON.stringify(out.description)}`);
+    assert.deepEqual(JSON.parse(m[2]), out['x-default'], `the description's default: ${out.description}`);
+    const { 'x-default': value, description: _, ...rest } = out;
+    moved++;
+    return { ...(m[1] ? { description: m[1] } : {}), ...rest, default: value };
+  };
+  const source = YAML.parse(fs.readFileSync(path.join(ROOT, 'openapi.yaml'), 'utf8'));
+  for (const key of Object.keys(source)) if (key !== 'components') assert.deepEqual(doc[key], source[key], key);
+  for (const key of Object.keys(source.components))
+    if (key !== 'schemas') assert.deepEqual(doc.components[key], source.components[key], `components.${key}`);
+  for (const [name, schema] of Object.entries(source.components.schemas)) {
+    const file = /^\.\/(schema\/.*\.json)$/.exec(schema.$ref || '')?.[1];
+    if (!file) {
+      assert.deepEqual(doc.components.schemas[name], schema, name);
+      continue;
+    }
+    const { $schema, $defs, ...rest } = JSON.parse(fs.readFileSync(path.join(ROOT, file), 'utf8'));
+    const local = (node) =>
+      Array.isArray(node)
+        ? node.map(local)
+        : node && typeof node === 'object'
+          ? Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === '$ref' ? '(ref)' : local(v)]))
+          : node;
+    assert.deepEqual(local(restore(doc.components.schemas[name])), local(rest), `${name} is not ${file}`);
+    for (const def of Object.keys($defs || {}))
+      assert.ok(Object.keys(doc.components.schemas).some((n) => n.toLowerCase() === (name + def.replace(/[^A-Za-z0-9]/g, '')).toLowerCase()),
+        `${file}#/$defs/${def} is not hoisted`);
+  }
+  // No "default" is left for a type generator to make a key required by.
+  assert.ok(moved >= 3, `only ${moved} defaults were moved to x-default`);
+  assert.ok(!/"default":/.test(JSON.stringify(doc.components.schemas)), 'a schema in components/schemas keeps "default"');
 });
 
 test('openapi.yaml describes exactly the routes of the route table', () => {
@@ -91,7 +150,7 @@ test('openapi.yaml describes exactly the routes of the route table', () => {
     ([, method, route]) => `${method.toLowerCase()} ${route}`,
   );
   assert.ok(table.length >= 9, `found ${table.length} routes in server/service.c`);
-  // ...and two for every uploaded-resource type a kind declares
+  // ...and three for every uploaded-resource type a kind declares (upload, get, list)
   // (core/<kind>/kind.c: `.collection = "px-models"`, served by server/resources.c).
   // The generic POST /v1/{kind}/check is described once per kind with a
   // check operation (core/<kind>/kind.c: `.check = ...`).
@@ -102,7 +161,7 @@ test('openapi.yaml describes exactly the routes of the route table', () => {
     if (!fs.existsSync(kind)) continue;
     const text = fs.readFileSync(kind, 'utf8');
     for (const [, c] of text.matchAll(/\.collection = "([^"]+)"/g))
-      table.push(`post /v1/${c}`, `get /v1/${c}/{name}`);
+      table.push(`post /v1/${c}`, `get /v1/${c}/{name}`, `get /v1/${c}`);
     if (/\.check = /.test(text)) checking.push(/\.name = "([^"]+)"/.exec(text)[1]);
   }
   for (const route of table.filter((r) => r.includes('{kind}'))) {

@@ -24,9 +24,9 @@ import {
   waitForJob,
 } from './harness.mjs';
 
-/** How many times `line` (a whole log line) appears in `log`. */
+/** How many times `line` (a whole log line, after its timestamp) appears in `log`. */
 function count(log, line) {
-  return log.split('\n').filter((l) => l === line).length;
+  return log.split('\n').filter((l) => l.replace(/^\S+Z /, '') === line).length;
 }
 
 /**
@@ -133,8 +133,8 @@ test('kill -9 while jobs run: after a restart every accepted job succeeds exactl
   // The restarted server ran each unfinished job once, and the finished one not at all.
   for (const id of ids.slice(1)) {
     assert.equal(count(second.log, `job ${id} queued kind=lattice seed=${seedOf(accepted, id)} reason=restart`), 1, id);
-    assert.equal(second.log.split('\n').filter((l) => l.startsWith(`job ${id} succeeded `)).length, 1, id);
-    assert.equal(second.log.split('\n').filter((l) => l.startsWith(`job ${id} running `)).length, 1, id);
+    assert.equal(second.log.split('\n').filter((l) => l.replace(/^\S+Z /, '').startsWith(`job ${id} succeeded `)).length, 1, id);
+    assert.equal(second.log.split('\n').filter((l) => l.replace(/^\S+Z /, '').startsWith(`job ${id} running `)).length, 1, id);
   }
   assert.ok(!second.log.includes(`job ${ids[0]} `), 'the job finished before the crash ran again');
   const after = dbStates(first.db);
@@ -167,7 +167,7 @@ test('SIGTERM while a job runs: exit 0 within seconds, the job queued again, fin
   assert.equal(signal, null);
   assert.equal(code, 0, first.log);
   assert.ok(took < 5_000 * SCALE, `SIGTERM took ${took} ms`);
-  assert.match(first.log, new RegExp(`^job ${running.id} requeued kind=lattice seed=41 reason=shutdown$`, 'm'));
+  assert.match(first.log, new RegExp(`^\\S+Z job ${running.id} requeued kind=lattice seed=41 reason=shutdown$`, 'm'));
 
   // In the database: both queued, the interrupted one with no start time.
   const rows = sqlite(
@@ -192,5 +192,5 @@ test('SIGTERM while a job runs: exit 0 within seconds, the job queued again, fin
     const { code: code2 } = await stopServer(second);
     assert.equal(code2, 0, second.log);
   }
-  assert.match(second.log, new RegExp(`^job ${running.id} queued kind=lattice seed=41 reason=restart$`, 'm'));
+  assert.match(second.log, new RegExp(`^\\S+Z job ${running.id} queued kind=lattice seed=41 reason=restart$`, 'm'));
 });

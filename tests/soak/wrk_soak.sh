@@ -60,7 +60,7 @@ trap cleanup EXIT INT TERM
 pid=$!
 port=""
 for _ in $(seq 1 100); do
-	port=$(sed -n 's|^serve: listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$tmp/serve.log")
+	port=$(sed -n 's|^[^ ]* serve: listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$tmp/serve.log")
 	[ -n "$port" ] && break
 	sleep 0.1
 done
