@@ -353,7 +353,7 @@ static void test_config_default(void **state)
 	assert_int_equal(ga_config_check(&cfg, &err), 0);
 }
 
-enum field { F_ALGORITHM, F_POPULATION, F_GENERATIONS, F_RATE, F_ELITES, F_BINS };
+enum field { F_ALGORITHM, F_POPULATION, F_GENERATIONS, F_RATE, F_ELITES, F_BINS, F_TOURNAMENT };
 
 static void set_field(ga_config *cfg, enum field f, double v)
 {
@@ -375,6 +375,9 @@ static void set_field(ga_config *cfg, enum field f, double v)
 		break;
 	case F_BINS:
 		cfg->bins = (int)v;
+		break;
+	case F_TOURNAMENT:
+		cfg->tournament = (int)v;
 		break;
 	}
 }
@@ -410,7 +413,10 @@ static void test_config_check_rejects(void **state)
 		{ F_BINS, 0, 0, "bins", "1..256" },
 		{ F_BINS, -3, 0, "bins", "1..256" },
 		{ F_BINS, 257, 0, "bins", "1..256" },
-		{ F_ALGORITHM, 2, 0, "algorithm", NULL },
+		{ F_TOURNAMENT, 1, 0, "tournament", "2..64" },
+		{ F_TOURNAMENT, -2, 0, "tournament", "2..64" },
+		{ F_TOURNAMENT, 65, 0, "tournament", "2..64" },
+		{ F_ALGORITHM, 3, 0, "algorithm", NULL },
 		{ F_ALGORITHM, -1, 0, "algorithm", NULL },
 	};
 	for (int i = 0; i < ARRAY_LEN(bad); i++) {
@@ -431,7 +437,8 @@ static void test_config_check_rejects(void **state)
 			fail_msg("case %d: message '%s' lacks the range %s", i, err.msg,
 				 bad[i].range);
 		if (!bad[i].range && (!strstr(err.msg, ga_algorithm_name(GA_GENETIC)) ||
-				      !strstr(err.msg, ga_algorithm_name(GA_MAP_ELITES))))
+				      !strstr(err.msg, ga_algorithm_name(GA_MAP_ELITES)) ||
+				      !strstr(err.msg, ga_algorithm_name(GA_RANDOM))))
 			fail_msg("case %d: message '%s' lacks the allowed algorithms", i, err.msg);
 		assert_null(strchr(err.msg, '\n'));
 	}
@@ -455,6 +462,10 @@ static void test_config_check_accepts_bounds(void **state)
 		{ F_BINS, 1 },
 		{ F_BINS, 256 },
 		{ F_ALGORITHM, GA_MAP_ELITES },
+		{ F_ALGORITHM, GA_RANDOM },
+		{ F_TOURNAMENT, 0 },
+		{ F_TOURNAMENT, 2 },
+		{ F_TOURNAMENT, 64 },
 	};
 	for (int i = 0; i < ARRAY_LEN(good); i++) {
 		ga_config cfg;

@@ -61,6 +61,8 @@ static void test_defaults(void **state)
 		assert_non_null(strstr(err.msg, "my_traces-2"));
 		json_decref(mine);
 	}
+	assert_int_equal(p.races_per_genome, 8);
+	assert_int_equal(p.algorithm, TRK_ALG_GA);
 	assert_int_equal(p.population, 30);
 	assert_int_equal(p.generations, 50);
 	assert_int_equal(p.elites, 1);
@@ -239,19 +241,27 @@ static void check_level(const json_t *level, const trk_search_params *p, const t
 	assert_int_equal(json_array_size(segs), t->nsegments);
 	assert_int_equal(json_array_size(json_object_get(puzzle, "checkpoints")), t->nsegments);
 
-	/* The fitness is the paper's: minus the sum of the segments' differences. */
+	/* The fitness is minus the mean of the segments' differences (issue 13:
+	 * per segment, so the segment count is not rewarded), each segment's
+	 * simulated PX the mean over the job's races, with its spread. */
 	double sum = 0;
 	for (size_t i = 0; i < json_array_size(segs); i++) {
 		json_t *s = json_array_get(segs, i);
 		sum += fabs(num(s, "target_px") - num(s, "simulated_px"));
+		assert_true(num(s, "simulated_px_sd") >= 0);
 	}
 	json_t *fit = json_object_get(json_object_get(level, "stats"), "fitness");
-	assert_true(fabs(num(fit, "value") + sum) < 1e-9);
+	assert_true(fabs(num(fit, "value") + sum / (double)t->nsegments) < 1e-9);
 	assert_true(num(fit, "value") <= 0);
-	assert_true(fabs(num(fit, "ga") - (2.0 * TRK_MAX_SEGMENTS + 1 + num(fit, "value"))) < 1e-9);
+	assert_true(fabs(num(fit, "ga") - (TRK_FITNESS_SHIFT + num(fit, "value"))) < 1e-9);
+	json_t *seeds = json_object_get(json_object_get(level, "stats"), "race_seeds");
+	assert_int_equal(json_array_size(seeds), (size_t)p->races_per_genome);
+	assert_int_equal(num(json_object_get(level, "stats"), "races"),
+			 p->races_per_genome + TRK_STAR_SKILLS * p->star_seeds);
 
-	/* The player's lap is the race it names, on this track. */
+	/* The player's lap is the race it names, the first of the job's, on this track. */
 	json_t *lap = json_object_get(json_object_get(level, "solution"), "player_lap");
+	assert_true(num(lap, "race_seed") == json_number_value(json_array_get(seeds, 0)));
 	trk_race_params rp;
 	trk_race_params_default(&rp);
 	rp.player_skill = num(lap, "player_skill");
@@ -301,7 +311,8 @@ static void check_level(const json_t *level, const trk_search_params *p, const t
 static void test_levels_valid(void **state)
 {
 	(void)state;
-	const char *text = "{\"population\": 12, \"generations\": 6, \"count\": 2}";
+	const char *text =
+		"{\"population\": 12, \"generations\": 6, \"count\": 2, \"races_per_genome\": 2}";
 	json_error_t jerr;
 	json_t *pj = json_loads(text, 0, &jerr);
 	trk_search_params p;
@@ -330,8 +341,9 @@ static void test_levels_valid(void **state)
 }
 
 /*
- * A perfect match scores the maximum: the race's own per-segment PX, given
- * as the simulated PX, subtracts nothing, so the GA sees 2 x 24 + 1.
+ * The paper's summed fitness (trk_race_fitness(), kept for comparison; the
+ * search now uses the per-segment mean of fitness.h): a perfect match, the
+ * race's own per-segment PX given as the simulated PX, subtracts nothing.
  */
 static void test_perfect_match(void **state)
 {
@@ -349,8 +361,8 @@ static void test_perfect_match(void **state)
 	trk_race_params rp;
 	trk_race_params_default(&rp);
 	trk_race_result race = { 0 };
-	assert_int_equal(trk_race_run(t, &rp, model, trk_genome_race_seed(g, trk_genome_length(&p)),
-				      &race, &err),
+	json_t *lap = json_object_get(json_object_get(level, "solution"), "player_lap");
+	assert_int_equal(trk_race_run(t, &rp, model, (uint64_t)num(lap, "race_seed"), &race, &err),
 			 0);
 	/* A constant target, and a result whose every segment hit it. */
 	double target[2] = { 0.4, 0.4 };
@@ -395,7 +407,7 @@ static void test_cli(void **state)
 	assert_non_null(level);
 	assert_string_equal(json_string_value(json_object_get(level, "kind")), "racetrack");
 	/* The same document as the kind's generate with any thread count. */
-	json_t *direct = run_search(NULL, 1, 1);
+	json_t *direct = run_search(NULL, 1, 2);
 	assert_true(json_equal(doc, direct));
 	print_message("default racetrack job: %.2f s\n", took);
 	json_decref(direct);

@@ -4,10 +4,12 @@
  *
  * Who runs where: trk_search_run() runs on the caller's thread and drives
  * core/search/ga.c. Each batch of genomes to evaluate (and, per level, the
- * batch of star races) is spread over `threads` workers that pull indices
- * from an atomic counter and write only their own output slots; the
- * experience model they read is immutable. Every evaluation is a pure
- * function of its genome, so the thread count never shows in the result.
+ * batch of star races) is spread over `threads` workers by par_for, which
+ * write only their own output slots; the experience model and the job's
+ * race seeds they read are immutable. A genome's races run one after the
+ * other on its worker, in seed order, so every evaluation is a pure
+ * function of the genome and the job's seed, and the thread count never
+ * shows in the result.
  */
 #include "search.h"
 
@@ -20,8 +22,9 @@
 #include "loop.h"
 #include "track.h"
 
-/* The GA's fitness of a valid track: the paper's plus this (see search.h). */
-#define FITNESS_SHIFT (2.0 * TRK_MAX_SEGMENTS + 1.0)
+/* The GA's fitness of a valid track: this minus the error (see search.h). */
+#define FITNESS_SHIFT TRK_FITNESS_SHIFT
+_Static_assert(TRK_MAX_SEGMENTS == TRK_FIT_MAX_SEGMENTS, "fitness.h holds every segment");
 
 /* Track construction constants (docs/racetrack.md). */
 #define TRK_SPACING 2.0    /* m between samples: a car covers ~1.2 m a tick */
@@ -42,6 +45,8 @@ void trk_search_params_default(trk_search_params *p)
 	memcpy(p->target, target, sizeof target);
 	strcpy(p->px_model, "synthetic");
 	p->player_skill = 0.5;
+	p->races_per_genome = 8;
+	p->algorithm = TRK_ALG_GA;
 	p->population = 30;
 	p->generations = 50;
 	p->mutation_rate = 0.1;
@@ -82,6 +87,13 @@ int trk_search_params_check(const trk_search_params *p, sf_err *err)
 	if (!(p->player_skill >= 0 && p->player_skill <= 1))
 		return sf_err_set(err, SF_EINVAL, "player_skill %g is out of range (allowed: 0..1)",
 				  p->player_skill);
+	if (p->races_per_genome < 1 || p->races_per_genome > TRK_MAX_RACES)
+		return sf_err_set(err, SF_EINVAL,
+				  "races_per_genome %d is out of range (allowed: 1..%d)",
+				  p->races_per_genome, TRK_MAX_RACES);
+	if (!trk_algorithm_name(p->algorithm))
+		return sf_err_set(err, SF_EINVAL, "algorithm %d is unknown (allowed: ga, random)",
+				  (int)p->algorithm);
 	int rc = ga_params_check(p->population, p->generations, p->mutation_rate, p->elites, err);
 	if (rc)
 		return rc;
@@ -156,14 +168,15 @@ static uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-uint64_t trk_genome_race_seed(const uint8_t *genome, size_t len)
+const char *trk_algorithm_name(trk_algorithm a)
 {
-	/* Every byte counts, so moving one point changes the race too; 53 bits,
-	 * so that the seed a level shows is exact in every JSON reader. */
-	uint64_t h = mix64(read_u64(genome) ^ UINT64_C(0x7ace));
-	for (size_t i = TRK_GENOME_SEED; i < len; i += 4)
-		h = mix64(h ^ ((uint64_t)read_u16(genome + i) << 16 | read_u16(genome + i + 2)));
-	return h >> 11;
+	switch (a) {
+	case TRK_ALG_GA:
+		return "ga";
+	case TRK_ALG_RANDOM:
+		return "random";
+	}
+	return NULL;
 }
 
 static double clamp(double v, double lo, double hi)
@@ -249,6 +262,7 @@ typedef struct trk_evaluator {
 	const trk_search_params *p;
 	const trk_px_model *model;
 	int threads;
+	const uint64_t *seeds; /* the job's fitness races, p->races_per_genome */
 	const uint8_t *genomes;
 	size_t n, len;
 	ga_eval *out;
@@ -357,44 +371,59 @@ static void describe_genome(void *ctx, const uint8_t *g, char *buf, size_t size)
 
 /* ---- evaluation ---- */
 
+/* trk_genome_px(), also giving the track's length (when `length` is not NULL). */
+static int genome_fit(const trk_search_params *p, const trk_px_model *model, const uint8_t *genome,
+		      const uint64_t *seeds, size_t nseeds, trk_px_fit *fit, double *length,
+		      sf_err *err)
+{
+	memset(fit, 0, sizeof *fit);
+	sf_err e = { 0 };
+	trk_track *track = trk_genome_track(p, genome, &e);
+	if (!track)
+		return e.code == SF_ENOMEM ? sf_err_set(err, SF_ENOMEM, "%s", e.msg) : 0;
+	trk_limits lim = trk_search_limits(p);
+	trk_report rep;
+	int rc = trk_track_check(track, &lim, 0, &rep, &e);
+	if (rc) {
+		trk_track_free(track);
+		return rc < 0 ? sf_err_set(err, rc, "%s", e.msg) : 0;
+	}
+	trk_race_params rp;
+	trk_race_params_default(&rp);
+	rp.player_skill = p->player_skill;
+	rc = trk_track_px(track, &rp, model, seeds, nseeds, p->target, p->ntarget, fit, NULL, err);
+	if (length)
+		*length = track->length;
+	trk_track_free(track);
+	return rc ? rc : 1;
+}
+
+int trk_genome_px(const trk_search_params *p, const trk_px_model *model, const uint8_t *genome,
+		  const uint64_t *seeds, size_t nseeds, trk_px_fit *fit, sf_err *err)
+{
+	return genome_fit(p, model, genome, seeds, nseeds, fit, NULL, err);
+}
+
 /*
  * The GA's evaluation of one genome: 0 for a genome without a valid track,
- * FITNESS_SHIFT + the paper's fitness otherwise. Descriptors: the length
- * within the limits, and the share of segments the player finished.
+ * FITNESS_SHIFT - the per-segment error otherwise. Descriptors: the length
+ * within the limits, and the share of segments the player completed.
  */
 static int evaluate_one(trk_evaluator *ev, const uint8_t *g, ga_eval *out)
 {
 	memset(out, 0, sizeof *out);
-	sf_err err = { 0 };
-	trk_track *track = trk_genome_track(ev->p, g, &err);
-	if (!track)
-		return err.code == SF_ENOMEM ? SF_ENOMEM : 0;
+	trk_px_fit fit;
+	double length = 0;
+	int rc = genome_fit(ev->p, ev->model, g, ev->seeds, (size_t)ev->p->races_per_genome, &fit,
+			    &length, NULL);
+	if (rc <= 0)
+		return rc == SF_ENOMEM ? rc : 0;
+	atomic_fetch_add(&ev->races, (uint64_t)ev->p->races_per_genome);
+	out->fitness = clamp(FITNESS_SHIFT - fit.error, 0, FITNESS_SHIFT);
 	trk_limits lim = trk_search_limits(ev->p);
-	trk_report rep;
-	int bad = trk_track_check(track, &lim, 0, &rep, &err);
-	if (bad) {
-		trk_track_free(track);
-		return bad < 0 ? bad : 0;
-	}
-	trk_race_params rp;
-	trk_race_params_default(&rp);
-	rp.player_skill = ev->p->player_skill;
-	trk_race_result race = { 0 };
-	int rc = trk_race_run(track, &rp, ev->model, trk_genome_race_seed(g, ev->len), &race, &err);
-	atomic_fetch_add(&ev->races, 1);
-	if (!rc) {
-		double f = trk_race_fitness(track, &race, ev->p->target, ev->p->ntarget);
-		out->fitness = clamp(FITNESS_SHIFT + f, 0, FITNESS_SHIFT);
-		out->desc[0] = clamp(
-			(track->length - lim.min_length) / (lim.max_length - lim.min_length), 0, 1);
-		size_t done = 0;
-		for (size_t i = 0; i < race.nsegments; i++)
-			done += race.segment_px[i] >= 0;
-		out->desc[1] = race.nsegments ? (double)done / (double)race.nsegments : 0;
-	}
-	trk_race_result_free(&race);
-	trk_track_free(track);
-	return rc == SF_ENOMEM ? rc : 0;
+	out->desc[0] = clamp((length - lim.min_length) / (lim.max_length - lim.min_length), 0, 1);
+	out->desc[1] = fit.completed;
+	return 0;
 }
 
 /* par_for's task i: genome i of the batch. */
@@ -526,7 +555,8 @@ static void level_free(trk_level *lv)
  * track with three lap-time bands), 0 when not, or a negative code.
  */
 static int make_level(const trk_search_params *p, const trk_px_model *model, int threads,
-		      const uint8_t *genome, const ga_eval *eval, trk_level *lv, sf_err *err)
+		      const uint64_t *seeds, const uint8_t *genome, const ga_eval *eval,
+		      trk_level *lv, sf_err *err)
 {
 	memset(lv, 0, sizeof *lv);
 	size_t len = trk_genome_length(p);
@@ -542,12 +572,16 @@ static int make_level(const trk_search_params *p, const trk_px_model *model, int
 	trk_race_params rp;
 	trk_race_params_default(&rp);
 	rp.player_skill = p->player_skill;
-	lv->race_seed = trk_genome_race_seed(genome, len);
-	int rc = trk_race_run(lv->track, &rp, model, lv->race_seed, &lv->race, err);
+	size_t nraces = (size_t)p->races_per_genome;
+	memcpy(lv->race_seeds, seeds, nraces * sizeof *seeds);
+	lv->race_seed = seeds[0];
+	/* The same races as the evaluator's, so the level shows what the GA saw. */
+	int rc = trk_track_px(lv->track, &rp, model, seeds, nraces, p->target, p->ntarget, &lv->fit,
+			      &lv->race, err);
 	if (rc)
 		return rc;
-	lv->races = 1;
-	lv->fitness = trk_race_fitness(lv->track, &lv->race, p->target, p->ntarget);
+	lv->races = nraces;
+	lv->fitness = -lv->fit.error;
 	return level_stars(p, model, threads, lv, err);
 }
 
@@ -572,9 +606,13 @@ int trk_search_run(const trk_search_params *p, const trk_search_opts *opts, trk_
 	if (!model && !(model = own = trk_search_model(p, err)))
 		return err ? err->code : SF_ENOMEM;
 
-	trk_evaluator ev = {
-		.p = p, .model = model, .threads = opts->threads, .len = trk_genome_length(p)
-	};
+	uint64_t seeds[TRK_MAX_RACES];
+	trk_race_seeds(opts->seed, (size_t)p->races_per_genome, seeds);
+	trk_evaluator ev = { .p = p,
+			     .model = model,
+			     .threads = opts->threads,
+			     .seeds = seeds,
+			     .len = trk_genome_length(p) };
 	ga_problem prob = { .length = ev.len,
 			    .alphabet = 256,
 			    .ctx = &ev,
@@ -585,7 +623,8 @@ int trk_search_run(const trk_search_params *p, const trk_search_opts *opts, trk_
 			    .describe = describe_genome };
 	ga_config cfg;
 	ga_config_default(&cfg);
-	cfg.algorithm = GA_GENETIC;
+	cfg.algorithm = p->algorithm == TRK_ALG_RANDOM ? GA_RANDOM : GA_GENETIC;
+	cfg.tournament = TRK_TOURNAMENT;
 	cfg.seed = opts->seed;
 	cfg.population = p->population;
 	cfg.generations = p->generations;
@@ -607,7 +646,7 @@ int trk_search_run(const trk_search_params *p, const trk_search_opts *opts, trk_
 	for (size_t i = 0;
 	     !rc && i < gr.count && out->count < (size_t)p->count && gr.evals[i].fitness > 0; i++) {
 		trk_level *lv = &out->levels[out->count];
-		int kept = make_level(p, model, opts->threads, gr.genomes + i * gr.length,
+		int kept = make_level(p, model, opts->threads, seeds, gr.genomes + i * gr.length,
 				      &gr.evals[i], lv, err);
 		races += lv->races;
 		for (size_t j = 0; kept > 0 && j < out->count; j++)

@@ -18,13 +18,19 @@
  *             seeded from the walk seed); valid when it passes every
  *             predicate of trk_track_check() with trk_search_limits()
  *
- * Fitness: the paper's starts at 0 and subtracts |target - simulated PX|
- * for every segment (trk_race_fitness(); a segment the player never
- * finished counts as PX -1, so it subtracts at most 2). ga.h needs a
- * fitness >= 0, so the GA sees the paper's shifted by a constant,
- * 2 x TRK_MAX_SEGMENTS + 1: the ranking is the paper's, every track that
- * can be raced scores at least 1, and a genome with no valid track scores
- * 0. A perfect match scores 2 x TRK_MAX_SEGMENTS + 1.
+ * Fitness (fitness.h, issue 13): every genome is raced on the same
+ * races_per_genome race seeds, derived from the job's seed (common random
+ * numbers); a segment's PX is the mean over those races, and the error is
+ * the mean over segments of |target - mean PX| (0..2), so the number of
+ * segments is not rewarded. The level's fitness is -error (0 a perfect
+ * match); ga.h needs a fitness >= 0, so the GA sees TRK_FITNESS_SHIFT -
+ * error, TRK_FITNESS_SHIFT being 3: every track that can be raced scores at least 1,
+ * a genome with no valid track 0. Parents are drawn by tournament
+ * (TRK_TOURNAMENT), which sees only the ranking.
+ *
+ * Algorithm "random" (the baseline): the same loop, operators and
+ * evaluation, every offspring a random genome (ga.h's GA_RANDOM), so it
+ * draws as many genomes as the GA can evaluate.
  *
  * Operators (deterministic, from the GA's one stream; each leaves the
  * points sorted):
@@ -53,6 +59,7 @@
 #include "../err.h"
 #include "../search/ga.h"
 #include "../stars.h"
+#include "fitness.h"
 #include "px.h"
 #include "race.h"
 #include "racetrack.h"
@@ -63,10 +70,17 @@
 #define TRK_SEARCH_MIN_POINTS 8 /* fewer give too small a Voronoi diagram */
 #define TRK_SEARCH_MAX_POINTS 200
 #define TRK_MAX_TARGET 64
-#define TRK_MIN_SEGMENTS 8  /* circuit vertices: segments (genes) of a track */
-#define TRK_MAX_SEGMENTS 24 /* the fitness shift is 2 x this + 1 */
-#define TRK_MOVE 0.25       /* the largest mutation move, in mean point spacings */
-#define TRK_STAR_SKILLS 9   /* skills 0.1, 0.2, ..., 0.9 */
+#define TRK_MIN_SEGMENTS 8    /* circuit vertices: segments (genes) of a track */
+#define TRK_MAX_SEGMENTS 24   /* = TRK_FIT_MAX_SEGMENTS */
+#define TRK_FITNESS_SHIFT 3.0 /* the GA's fitness of a valid track: this - error */
+#define TRK_TOURNAMENT 3      /* parent selection: the best of 3 (docs/racetrack.md) */
+#define TRK_MOVE 0.25         /* the largest mutation move, in mean point spacings */
+#define TRK_STAR_SKILLS 9     /* skills 0.1, 0.2, ..., 0.9 */
+
+typedef enum trk_algorithm {
+	TRK_ALG_GA,     /* "ga": the genetic algorithm, tournament selection */
+	TRK_ALG_RANDOM, /* "random": random genomes, the same budget (the baseline) */
+} trk_algorithm;
 
 typedef struct trk_search_params {
 	int points;                    /* Voronoi sites, default 30, 8..200 */
@@ -79,29 +93,33 @@ typedef struct trk_search_params {
 	/* "synthetic" (trk_px_synth, the shipped set's seed) or an uploaded
 	 * model's name (trk_px_name_valid; the caller supplies the model) */
 	char px_model[TRK_PX_NAME_MAX + 1];
-	double player_skill;  /* the player agent of the fitness race, default 0.5, 0..1 */
-	int population;       /* default 30, 2..1000 (the paper's) */
-	int generations;      /* default 50, 1..1000 (the paper's) */
-	double mutation_rate; /* default 0.1, 0..1 */
-	int elites;           /* default 1, 0..population-1 */
-	int count;            /* levels, default 1, 1..100 */
-	int star_seeds;       /* star races per skill, default 3, 1..20 */
-	stars_config stars;   /* default paper */
+	double player_skill;     /* the player agent of the fitness races, default 0.5, 0..1 */
+	int races_per_genome;    /* fitness races per genome, default 8, 1..TRK_MAX_RACES */
+	trk_algorithm algorithm; /* default ga */
+	int population;          /* default 30, 2..1000 (the paper's) */
+	int generations;         /* default 50, 1..1000 (the paper's) */
+	double mutation_rate;    /* default 0.1, 0..1 */
+	int elites;              /* default 1, 0..population-1 */
+	int count;               /* levels, default 1, 1..100 */
+	int star_seeds;          /* star races per skill, default 3, 1..20 */
+	stars_config stars;      /* default paper */
 } trk_search_params;
 
 /* One level: the genome, its track, the player's lap and the lap-time stars. */
 typedef struct trk_level {
 	uint8_t *genome; /* trk_genome_length() bytes */
 	trk_track *track;
-	trk_race_result race; /* the fitness race: the player's simulated lap */
-	uint64_t race_seed;
-	double fitness;       /* the paper's: <= 0, 0 a perfect match */
-	ga_eval eval;         /* what the GA saw */
-	double thresholds[3]; /* lap seconds for one, two, three stars (decreasing) */
-	int player_stars;     /* stars the player's lap earns, 0..3 */
+	trk_race_result race;               /* the first fitness race: the player's simulated lap */
+	uint64_t race_seed;                 /* its seed, race_seeds[0] */
+	trk_px_fit fit;                     /* PX over all the fitness races */
+	uint64_t race_seeds[TRK_MAX_RACES]; /* the job's: fit.nraces of them */
+	double fitness;                     /* -fit.error: <= 0, 0 a perfect match */
+	ga_eval eval;                       /* what the GA saw */
+	double thresholds[3];               /* lap seconds for one, two, three stars (decreasing) */
+	int player_stars;                   /* stars the player's lap earns, 0..3 */
 	size_t nlaps;
 	double *laps;   /* each star race's lap, s, or -1 when unfinished */
-	uint64_t races; /* races run for this level (stars + the fitness race) */
+	uint64_t races; /* races run for this level (stars + the fitness races) */
 } trk_level;
 
 typedef struct trk_search_result {
@@ -149,8 +167,18 @@ trk_limits trk_search_limits(const trk_search_params *p);
  */
 trk_track *trk_genome_track(const trk_search_params *p, const uint8_t *genome, sf_err *err);
 
-/* The seed of a genome's fitness race: a 53-bit mix of all `len` bytes. */
-uint64_t trk_genome_race_seed(const uint8_t *genome, size_t len);
+/* "ga" or "random"; NULL for another value. */
+const char *trk_algorithm_name(trk_algorithm a);
+
+/*
+ * Races the track of `genome` on the job's fitness races (seeds[0..nseeds-1],
+ * from trk_race_seeds()) and fills `fit`. Returns 1 when the genome has a
+ * valid track (fit filled), 0 when not, or a negative code (SF_ENOMEM).
+ * What the search's evaluator computes for every genome, exposed for tests
+ * and tools.
+ */
+int trk_genome_px(const trk_search_params *p, const trk_px_model *model, const uint8_t *genome,
+		  const uint64_t *seeds, size_t nseeds, trk_px_fit *fit, sf_err *err);
 
 /*
  * The experience model params.px_model names, owned by the caller

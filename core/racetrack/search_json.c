@@ -67,6 +67,22 @@ static json_t *write_model(const void *params)
 	return json_string(((const trk_search_params *)params)->px_model);
 }
 
+static int parse_algorithm(const char *text, void *field, sf_err *err)
+{
+	for (int a = TRK_ALG_GA; a <= TRK_ALG_RANDOM; a++)
+		if (!strcmp(text, trk_algorithm_name((trk_algorithm)a))) {
+			*(trk_algorithm *)field = (trk_algorithm)a;
+			return 0;
+		}
+	return sf_err_set(err, SF_EINVAL, "params.algorithm '%s' is unknown (allowed: ga, random)",
+			  text);
+}
+
+static const char *algorithm_name(const void *field)
+{
+	return trk_algorithm_name(*(const trk_algorithm *)field);
+}
+
 #define FIELD(name) offsetof(trk_search_params, name)
 #define INT(key, field)                                                 \
 	{                                                               \
@@ -88,6 +104,9 @@ static const sf_param keys[] = {
 	CUSTOM("target", target, read_target, write_target),
 	CUSTOM("px_model", px_model, read_model, write_model),
 	REAL("player_skill", player_skill),
+	INT("races_per_genome", races_per_genome),
+	{ "algorithm", SF_PARAM_NAME, FIELD(algorithm), parse_algorithm, algorithm_name, NULL,
+	  NULL },
 	INT("population", population),
 	INT("generations", generations),
 	REAL("mutation_rate", mutation_rate),
@@ -128,7 +147,7 @@ static json_t *vec3(trk_vec3 v)
 }
 
 /* The track as a level shows it: every sample and the segments. */
-static json_t *puzzle_json(const trk_level *lv, const trk_search_params *p)
+static json_t *puzzle_json(const trk_level *lv)
 {
 	const trk_track *t = lv->track;
 	json_t *spline = json_array(), *segments = json_array(), *checkpoints = json_array();
@@ -137,16 +156,14 @@ static json_t *puzzle_json(const trk_level *lv, const trk_search_params *p)
 		bad = json_array_append_new(spline, vec3(t->samples[k]));
 	for (size_t i = 0; !bad && i < t->nsegments; i++) {
 		size_t a = t->seg_start[i], s = a < t->n ? a : t->n - 1;
-		size_t b = i + 1 < t->nsegments ? t->seg_start[i + 1] : t->n;
-		/* The target at the segment's midpoint fraction, computed exactly as
-		 * trk_race_fitness() does, so the segments add up to the fitness. */
-		double x = ((double)(a + b) * (double)(p->ntarget - 1)) / (double)(2 * t->n);
-		double target = trk_target_at(p->target, p->ntarget, x);
-		double sim = i < lv->race.nsegments ? lv->race.segment_px[i] : -1;
-		bad = json_array_append_new(segments, json_pack("{s:f, s:I, s:f, s:f}", "start",
-								(double)s * t->ds, "start_sample",
-								(json_int_t)s, "target_px", target,
-								"simulated_px", sim)) ||
+		/* The target and the mean PX over the fitness races exactly as the
+		 * fitness compares them, so their mean difference is the error. */
+		bad = json_array_append_new(segments,
+					    json_pack("{s:f, s:I, s:f, s:f, s:f}", "start",
+						      (double)s * t->ds, "start_sample",
+						      (json_int_t)s, "target_px", lv->fit.target[i],
+						      "simulated_px", lv->fit.mean[i],
+						      "simulated_px_sd", lv->fit.sd[i])) ||
 		      json_array_append_new(checkpoints, vec3(t->samples[s]));
 	}
 	if (bad) {
@@ -204,12 +221,20 @@ static json_t *stats_json(const trk_level *lv, size_t genome_len)
 {
 	static const char hex[] = "0123456789abcdef";
 	char *g = malloc(2 * genome_len + 1);
-	json_t *laps = json_array();
-	if (!g || !laps) {
+	json_t *laps = json_array(), *seeds = json_array();
+	if (!g || !laps || !seeds) {
 		free(g);
 		json_decref(laps);
+		json_decref(seeds);
 		return NULL;
 	}
+	for (size_t k = 0; k < lv->fit.nraces; k++)
+		if (json_array_append_new(seeds, json_integer((json_int_t)lv->race_seeds[k]))) {
+			free(g);
+			json_decref(laps);
+			json_decref(seeds);
+			return NULL;
+		}
 	for (size_t i = 0; i < genome_len; i++) {
 		g[2 * i] = hex[lv->genome[i] >> 4];
 		g[2 * i + 1] = hex[lv->genome[i] & 15];
@@ -220,12 +245,14 @@ static json_t *stats_json(const trk_level *lv, size_t genome_len)
 								 : json_null())) {
 			free(g);
 			json_decref(laps);
+			json_decref(seeds);
 			return NULL;
 		}
-	json_t *obj = json_pack("{s:{s:f, s:f}, s:I, s:s, s:I, s:o, s:i}", "fitness", "value",
+	json_t *obj = json_pack("{s:{s:f, s:f}, s:I, s:o, s:s, s:I, s:o, s:i}", "fitness", "value",
 				lv->fitness, "ga", lv->eval.fitness, "races", (json_int_t)lv->races,
-				"genome", g, "segments", (json_int_t)lv->track->nsegments,
-				"star_laps", laps, "star_skills", TRK_STAR_SKILLS);
+				"race_seeds", seeds, "genome", g, "segments",
+				(json_int_t)lv->track->nsegments, "star_laps", laps, "star_skills",
+				TRK_STAR_SKILLS);
 	free(g);
 	return obj;
 }
@@ -256,7 +283,7 @@ static int level_id(const json_t *puzzle, const trk_search_params *p, char id[40
 
 json_t *trk_level_json(const trk_level *lv, const trk_search_params *p, uint64_t seed)
 {
-	json_t *puzzle = puzzle_json(lv, p);
+	json_t *puzzle = puzzle_json(lv);
 	json_t *solution = solution_json(lv, p);
 	char id[40];
 	if (!puzzle || !solution || level_id(puzzle, p, id)) {

@@ -458,7 +458,7 @@ static char *render(const track *t, sf_err *err)
 		svg_put(&b, "; one, two and three stars at %f, %f and %f %t", t->t[0], t->t[1],
 			t->t[2], t->unit);
 	if (t->has_lap)
-		svg_put(&b, "; the fitness race's player lap %f s", t->lap_time);
+		svg_put(&b, "; the player's lap in the first fitness race %f s", t->lap_time);
 	svg_put(&b, "</text>\n");
 	draw_map(&b, t, (box){ 20, 64, 420, 400 });
 	draw_legend(&b, t, 24, 478);

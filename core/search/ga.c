@@ -205,9 +205,10 @@ void ga_config_default(ga_config *cfg)
 
 int ga_config_check(const ga_config *cfg, sf_err *err)
 {
-	if (cfg->algorithm != GA_GENETIC && cfg->algorithm != GA_MAP_ELITES)
+	if (cfg->algorithm != GA_GENETIC && cfg->algorithm != GA_MAP_ELITES &&
+	    cfg->algorithm != GA_RANDOM)
 		return sf_err_set(err, SF_EINVAL,
-				  "algorithm %d is unknown (allowed: ga, map_elites)",
+				  "algorithm %d is unknown (allowed: ga, map_elites, random)",
 				  (int)cfg->algorithm);
 	if (cfg->population < 2 || cfg->population > 10000)
 		return sf_err_set(err, SF_EINVAL,
@@ -226,6 +227,11 @@ int ga_config_check(const ga_config *cfg, sf_err *err)
 			err, SF_EINVAL,
 			"elites %d is out of range (allowed: 0..%d, below the population)",
 			cfg->elites, cfg->population - 1);
+	if (cfg->tournament != 0 && (cfg->tournament < 2 || cfg->tournament > 64))
+		return sf_err_set(
+			err, SF_EINVAL,
+			"tournament %d is out of range (allowed: 0 for roulette, or 2..64)",
+			cfg->tournament);
 	if (cfg->bins < 1 || cfg->bins > 256)
 		return sf_err_set(err, SF_EINVAL, "bins %d is out of range (allowed: 1..256)",
 				  cfg->bins);
@@ -267,7 +273,7 @@ const char *ga_status_name(ga_status status)
 
 const char *ga_algorithm_name(ga_algorithm algorithm)
 {
-	return algorithm == GA_MAP_ELITES ? "map_elites" : "ga";
+	return algorithm == GA_MAP_ELITES ? "map_elites" : algorithm == GA_RANDOM ? "random" : "ga";
 }
 
 /* ---- the run ---- */
@@ -435,7 +441,27 @@ static size_t select_parent(run *ru, const double *cumulative, size_t n)
 	return lo;
 }
 
-/* The paper's generational GA. */
+/*
+ * Tournament selection: the fittest of k individuals drawn uniformly with
+ * replacement (ties: the first drawn). It depends on the ranking only, so a
+ * fitness shifted by a constant (as kinds do to keep it >= 0) selects the
+ * same way, where roulette would flatten the odds.
+ */
+static size_t select_tournament(run *ru, const long *idx, size_t n, int k)
+{
+	size_t best = (size_t)rng_below(&ru->r, n);
+	for (int j = 1; j < k; j++) {
+		size_t c = (size_t)rng_below(&ru->r, n);
+		if (ru->m.evals[idx[c]].fitness > ru->m.evals[idx[best]].fitness)
+			best = c;
+	}
+	return best;
+}
+
+/*
+ * The paper's generational GA; with GA_RANDOM the same loop, every
+ * offspring a random genome instead of a bred one (the baseline).
+ */
 static int run_genetic(run *ru, size_t count)
 {
 	const ga_config *cfg = ru->cfg;
@@ -481,9 +507,19 @@ static int run_genetic(run *ru, size_t count)
 			cumulative[i] = sum;
 		}
 		for (size_t i = E; i < P; i++) {
-			size_t a = select_parent(ru, cumulative, P);
-			size_t b = select_parent(ru, cumulative, P);
 			uint8_t *child = next + i * len;
+			if (cfg->algorithm == GA_RANDOM) {
+				op_random(ru->p, &ru->r, child);
+				continue;
+			}
+			size_t a, b;
+			if (cfg->tournament) {
+				a = select_tournament(ru, idx, P, cfg->tournament);
+				b = select_tournament(ru, idx, P, cfg->tournament);
+			} else {
+				a = select_parent(ru, cumulative, P);
+				b = select_parent(ru, cumulative, P);
+			}
 			op_crossover(ru->p, &ru->r, pop + a * len, pop + b * len, child);
 			op_mutate(ru->p, &ru->r, cfg->mutation_rate, child);
 		}

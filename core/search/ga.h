@@ -69,6 +69,10 @@ typedef enum ga_algorithm {
 	GA_GENETIC,    /* the paper's generational GA */
 	GA_MAP_ELITES, /* quality diversity over a grid of the two descriptors; a
 			* newcomer takes a cell only when strictly fitter */
+	GA_RANDOM,     /* the baseline: the GA's loop with every offspring a random
+			* genome (elites still carried), so it draws exactly as many
+			* genomes as the GA: population + (generations - 1) x
+			* (population - elites) */
 } ga_algorithm;
 
 /* One generation's statistics: the series of the paper's Figure 3. */
@@ -89,7 +93,11 @@ typedef struct ga_config {
 	int generations;
 	double mutation_rate; /* per element */
 	int elites;           /* GA: carried over unchanged, 0..population-1 */
-	int bins;             /* MAP-Elites: cells per descriptor (bins x bins grid) */
+	/* GA: parent selection. 0: roulette on fitness (the paper's); k >= 2:
+	 * tournament of k individuals drawn uniformly with replacement, the
+	 * fittest winning (ties: the first drawn), 2..64. */
+	int tournament;
+	int bins; /* MAP-Elites: cells per descriptor (bins x bins grid) */
 	/* Progress after every generation; may be NULL. Runs on the calling thread. */
 	void (*progress)(void *arg, const ga_generation *gen);
 	void *progress_arg;
@@ -115,13 +123,13 @@ typedef struct ga_result {
 	uint64_t evaluations; /* distinct genomes evaluated */
 } ga_result;
 
-/* The paper's settings: population 30, 50 generations, mutation 0.1, 1 elite; 10 bins. */
+/* The paper's settings: population 30, 50 generations, mutation 0.1, 1 elite, roulette; 10 bins. */
 void ga_config_default(ga_config *cfg);
 
 /*
  * Checks a configuration; returns 0 or SF_EINVAL naming the field and its
  * allowed range (population 2..10000, generations 1..100000, mutation_rate
- * 0..1, elites 0..population-1, bins 1..256).
+ * 0..1, elites 0..population-1, tournament 0 or 2..64, bins 1..256).
  */
 int ga_config_check(const ga_config *cfg, sf_err *err);
 
@@ -155,7 +163,7 @@ double ga_clock_now(void);
 /* "completed", "cancelled" or "timed_out". */
 const char *ga_status_name(ga_status status);
 
-/* "ga" or "map_elites". */
+/* "ga", "map_elites" or "random". */
 const char *ga_algorithm_name(ga_algorithm algorithm);
 
 /* Writes the problem's printable form of `genome` to buf (size bytes, NUL-terminated). */

@@ -220,6 +220,7 @@ const PARAMS = [
   ['racetrack', { height: 5001 }, 'height', 5000],
   ['racetrack', { track_width: 41 }, 'track_width', 40],
   ['racetrack', { target: Array(65).fill(0.5) }, 'target', 64],
+  ['racetrack', { races_per_genome: 65 }, 'races_per_genome', 64],
   ['digger', { width: 11 }, 'width', 10],
   ['digger', { height: 7 }, 'height', 6],
   ['digger', { machines: 7 }, 'machines', 6],
