@@ -19,6 +19,7 @@
 #include "kinds.h"
 #include "racetrack/fitness.h"
 #include "racetrack/search.h"
+#include "racetrack_support.h"
 
 /* A small, fast search: levels with their genomes and tracks. */
 static void small_search(trk_search_params *p, uint64_t seed, int threads, trk_search_result *res)
@@ -200,25 +201,6 @@ static void test_segment_error(void **state)
 		SF_EINVAL);
 }
 
-static json_t *generate(const char *params_text, uint64_t seed, int threads)
-{
-	json_error_t jerr;
-	json_t *pj = json_loads(params_text, 0, &jerr);
-	assert_non_null(pj);
-	const sf_kind *kind = sf_kind_find("racetrack");
-	sf_err err = { 0 };
-	void *params = kind->params_parse(pj, &err);
-	json_decref(pj);
-	if (!params)
-		fail_msg("params refused: %s", err.msg);
-	sf_gen_opts opts = { .seed = seed, .threads = threads };
-	json_t *doc = kind->generate(params, &opts, &err);
-	kind->params_free(params);
-	if (!doc)
-		fail_msg("generate failed: %s", err.msg);
-	return doc;
-}
-
 /*
  * The baseline: "algorithm": "random" is accepted and echoed, draws the
  * GA's budget exactly (population + (generations - 1) x (population -
@@ -250,7 +232,7 @@ static void test_random_algorithm(void **state)
 	/* Through the JSON codec: echoed, byte-identical on 1 and 2 threads. */
 	const char *text = "{\"algorithm\": \"random\", \"population\": 8, \"generations\": 3, "
 			   "\"races_per_genome\": 3}";
-	json_t *a = generate(text, 4, 1), *b = generate(text, 4, 2);
+	json_t *a = racetrack_generate(text, 4, 1), *b = racetrack_generate(text, 4, 2);
 	char *sa = json_dumps(a, JSON_COMPACT), *sb = json_dumps(b, JSON_COMPACT);
 	assert_string_equal(sa, sb);
 	json_t *params = json_object_get(a, "params");
@@ -282,7 +264,7 @@ static void test_ga_thread_independence(void **state)
 {
 	(void)state;
 	const char *text = "{\"population\": 10, \"generations\": 4, \"count\": 2}";
-	json_t *a = generate(text, 12, 1), *b = generate(text, 12, 2);
+	json_t *a = racetrack_generate(text, 12, 1), *b = racetrack_generate(text, 12, 2);
 	char *sa = json_dumps(a, JSON_COMPACT), *sb = json_dumps(b, JSON_COMPACT);
 	assert_string_equal(sa, sb);
 	json_t *lv = json_array_get(json_object_get(a, "levels"), 0);

@@ -10,27 +10,12 @@
 #include "kinds.h"
 #include "racetrack/search.h"
 #include "racetrack/track.h"
+#include "racetrack_support.h"
 
-/* Small searches keep the suite fast; the defaults are exercised end to end. */
-static json_t *run_search(const char *params_text, uint64_t seed, int threads)
-{
-	json_error_t jerr;
-	json_t *pj = params_text ? json_loads(params_text, 0, &jerr) : NULL;
-	const sf_kind *kind = sf_kind_find("racetrack");
-	assert_non_null(kind);
-	sf_err err = { 0 };
-	void *params = kind->params_parse(pj, &err);
-	json_decref(pj);
-	if (!params)
-		fail_msg("params refused: %s", err.msg);
-	sf_gen_opts opts = { .seed = seed, .threads = threads };
-	json_t *doc = kind->generate(params, &opts, &err);
-	kind->params_free(params);
-	if (!doc)
-		fail_msg("generate failed: %s", err.msg);
-	return doc;
-}
-
+/*
+ * Small searches (racetrack_support.h) keep the suite fast; the defaults
+ * are exercised end to end.
+ */
 static char *dump(const json_t *doc)
 {
 	char *s = json_dumps(doc, JSON_COMPACT);
@@ -146,8 +131,8 @@ static void test_bad_params(void **state)
 static void test_determinism(void **state)
 {
 	(void)state;
-	json_t *a = run_search(SMALL, 7, 1), *b = run_search(SMALL, 7, 2),
-	       *c = run_search(SMALL, 7, 1), *d = run_search(SMALL, 8, 2);
+	json_t *a = racetrack_generate(SMALL, 7, 1), *b = racetrack_generate(SMALL, 7, 2),
+	       *c = racetrack_generate(SMALL, 7, 1), *d = racetrack_generate(SMALL, 8, 2);
 	char *sa = dump(a), *sb = dump(b), *sc = dump(c), *sd = dump(d);
 	assert_string_equal(sa, sb);
 	assert_string_equal(sa, sc);
@@ -166,7 +151,8 @@ static void test_elitism(void **state)
 {
 	(void)state;
 	for (uint64_t seed = 1; seed <= 3; seed++) {
-		json_t *doc = run_search("{\"population\": 12, \"generations\": 15}", seed, 2);
+		json_t *doc =
+			racetrack_generate("{\"population\": 12, \"generations\": 15}", seed, 2);
 		json_t *series = json_object_get(doc, "series");
 		assert_int_equal(json_array_size(series), 15);
 		double prev = -1;
@@ -323,7 +309,7 @@ static void test_levels_valid(void **state)
 	assert_non_null(model);
 	/* Many seeds: every returned track must pass every validity check. */
 	for (uint64_t seed = 1; seed <= 25; seed++) {
-		json_t *doc = run_search(text, seed, 2);
+		json_t *doc = racetrack_generate(text, seed, 2);
 		assert_string_equal(json_string_value(json_object_get(doc, "kind")), "racetrack");
 		assert_string_equal(json_string_value(json_object_get(doc, "status")), "completed");
 		json_t *levels = json_object_get(doc, "levels");
@@ -353,7 +339,7 @@ static void test_perfect_match(void **state)
 	sf_err err = { 0 };
 	trk_px_model *model = trk_search_model(&p, &err);
 	assert_non_null(model);
-	json_t *doc = run_search(SMALL, 3, 1);
+	json_t *doc = racetrack_generate(SMALL, 3, 1);
 	json_t *level = json_array_get(json_object_get(doc, "levels"), 0);
 	uint8_t *g = genome_of(level, trk_genome_length(&p));
 	trk_track *t = trk_genome_track(&p, g, &err);
@@ -386,7 +372,7 @@ static void test_cli(void **state)
 	const char *bin = getenv("STARFORGE_BIN");
 	if (!bin || !*bin) {
 		/* Not under make test: the registry path above covers the kind. */
-		json_t *doc = run_search(NULL, 1, 2);
+		json_t *doc = racetrack_generate(NULL, 1, 2);
 		assert_int_equal(json_array_size(json_object_get(doc, "levels")), 1);
 		json_decref(doc);
 		skip();
@@ -407,7 +393,7 @@ static void test_cli(void **state)
 	assert_non_null(level);
 	assert_string_equal(json_string_value(json_object_get(level, "kind")), "racetrack");
 	/* The same document as the kind's generate with any thread count. */
-	json_t *direct = run_search(NULL, 1, 2);
+	json_t *direct = racetrack_generate(NULL, 1, 2);
 	assert_true(json_equal(doc, direct));
 	print_message("default racetrack job: %.2f s\n", took);
 	json_decref(direct);
