@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { BIN, SCALE, parseMetrics } from './harness.mjs';
+import { BIN, PROCESS_FAMILIES, SCALE, parseMetrics } from './harness.mjs';
 
 const DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'starforge-config-'));
 after(() => fs.rmSync(DIR, { recursive: true, force: true }));
@@ -272,16 +272,7 @@ describe('version and process facts', () => {
       assert.match(s.log, new RegExp(`serve: starforge ${version.replace(/\./g, '\\.')} \\(commit ${commit}\\)`));
       const res = await get(`${s.urls[0]}/metrics`);
       assert.equal(res.status, 200);
-      const types = {
-        starforge_build_info: 'gauge',
-        process_cpu_seconds_total: 'counter',
-        process_open_fds: 'gauge',
-        process_max_fds: 'gauge',
-        process_virtual_memory_bytes: 'gauge',
-        process_resident_memory_bytes: 'gauge',
-        process_start_time_seconds: 'gauge',
-      };
-      for (const [name, type] of Object.entries(types)) {
+      for (const [name, type] of Object.entries(PROCESS_FAMILIES)) {
         assert.match(res.text, new RegExp(`^# HELP ${name} \\S.*$`, 'm'), name);
         assert.match(res.text, new RegExp(`^# TYPE ${name} ${type}$`, 'm'), name);
       }

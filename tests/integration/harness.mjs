@@ -265,6 +265,21 @@ export function sqlite(db, sql) {
 /* ---- metrics ---- */
 
 /**
+ * The families /metrics carries about the binary and its process, with
+ * their types: the build's version and commit, and the process metrics
+ * under the names Prometheus client libraries give them.
+ */
+export const PROCESS_FAMILIES = {
+  starforge_build_info: 'gauge',
+  process_cpu_seconds_total: 'counter',
+  process_open_fds: 'gauge',
+  process_max_fds: 'gauge',
+  process_virtual_memory_bytes: 'gauge',
+  process_resident_memory_bytes: 'gauge',
+  process_start_time_seconds: 'gauge',
+};
+
+/**
  * Parses the Prometheus text format into a Map from "name{labels}" (labels
  * as written) or "name" to the numeric value.
  */

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 
 import YAML from 'yaml';
 
-import { BIN, ROOT, assertValid, parseMetrics, request, useServer } from './harness.mjs';
+import { BIN, PROCESS_FAMILIES, ROOT, assertValid, parseMetrics, request, useServer } from './harness.mjs';
 
 const server = useServer({ args: ['--workers', '1', '--max-queue', '7'] });
 
@@ -50,13 +50,7 @@ const FAMILIES = {
   starforge_evaluation_cache_hits_total: 'counter',
   starforge_evaluation_cache_misses_total: 'counter',
   starforge_enumerations_total: 'counter',
-  starforge_build_info: 'gauge',
-  process_cpu_seconds_total: 'counter',
-  process_open_fds: 'gauge',
-  process_max_fds: 'gauge',
-  process_virtual_memory_bytes: 'gauge',
-  process_resident_memory_bytes: 'gauge',
-  process_start_time_seconds: 'gauge',
+  ...PROCESS_FAMILIES,
 };
 
 test('/metrics is Prometheus text with every family', async () => {
