@@ -123,6 +123,14 @@ const char *sf_param_stars_name(const void *field)
 	return stars_strategy_name(*(const stars_strategy *)field);
 }
 
+void sf_quote_key(const char *key, char out[SF_QUOTED_KEY])
+{
+	size_t n = 0;
+	for (; key[n] && n < SF_QUOTED_KEY - 1; n++)
+		out[n] = key[n] >= 0x20 && key[n] < 0x7f && key[n] != '"' ? key[n] : '?';
+	out[n] = '\0';
+}
+
 const char *sf_json_type_name(json_type type)
 {
 	switch (type) {

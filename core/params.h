@@ -58,4 +58,11 @@ const char *sf_param_stars_name(const void *field);
  */
 const char *sf_json_type_name(json_type type);
 
+/* Room for a key quoted by sf_quote_key(), its NUL included. */
+#define SF_QUOTED_KEY 28
+
+/* A user's object key made safe to quote in a message: at most
+ * SF_QUOTED_KEY - 1 characters, anything but printable ASCII and '"' as '?'. */
+void sf_quote_key(const char *key, char out[SF_QUOTED_KEY]);
+
 #endif

@@ -7,6 +7,8 @@
 #ifndef SF_CLI_H
 #define SF_CLI_H
 
+#include <stdint.h>
+
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 
 /* `starforge evaluate ...`: exact evaluation of one HP sequence. */
@@ -17,6 +19,9 @@ int cli_generate(int argc, char **argv);
 
 /* `starforge picture [FILE]`: the SVG picture of a level or an evaluation. */
 int cli_picture(int argc, char **argv);
+
+/* `starforge race [FILE]`: a racetrack level raced again, its PX per segment. */
+int cli_race(int argc, char **argv);
 
 /* `starforge serve ...`: the HTTP service, until SIGTERM or SIGINT. */
 int cli_serve(int argc, char **argv);
@@ -30,6 +35,12 @@ int cli_serve(int argc, char **argv);
  */
 int cli_option(const char *cmd, int argc, char **argv, int *i, const char *name,
 	       const char **value);
+
+/* The largest seed: 2^53 - 1, exact in every JSON reader. */
+#define CLI_SEED_MAX 9007199254740991ULL
+
+/* Parses a whole decimal seed in 0..CLI_SEED_MAX into *out; -1 (nothing printed) otherwise. */
+int cli_seed(const char *text, uint64_t *out);
 
 /* Parses a whole decimal integer in [lo, hi]; prints the reason and returns -1 otherwise. */
 int cli_int(const char *cmd, const char *name, const char *text, long lo, long hi, long *out);

@@ -13,7 +13,6 @@
 #include "cli.h"
 
 /* Seeds must survive JSON clients that hold numbers as doubles. */
-#define SEED_MAX 9007199254740991ULL /* 2^53 - 1 */
 
 static void usage(FILE *f)
 {
@@ -51,18 +50,6 @@ static void print_progress(void *arg, const ga_generation *g)
 	if (g->filled)
 		fprintf(stderr, " cells %d", g->filled);
 	fputc('\n', stderr);
-}
-
-static int parse_seed(const char *text, uint64_t *out)
-{
-	char *end;
-	if (text[0] < '0' || text[0] > '9')
-		return -1;
-	unsigned long long v = strtoull(text, &end, 10);
-	if (*end || v > SEED_MAX)
-		return -1;
-	*out = v;
-	return 0;
 }
 
 int cli_generate(int argc, char **argv)
@@ -113,9 +100,9 @@ int cli_generate(int argc, char **argv)
 	uint64_t seed;
 	if (!seed_text)
 		return cli_usage_error("generate", "--seed is required");
-	if (parse_seed(seed_text, &seed))
+	if (cli_seed(seed_text, &seed))
 		return cli_usage_error("generate", "--seed '%s' is not an integer in 0..%llu",
-				       seed_text, (unsigned long long)SEED_MAX);
+				       seed_text, (unsigned long long)CLI_SEED_MAX);
 
 	json_t *pj = NULL;
 	if (params_text) {

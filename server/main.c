@@ -19,6 +19,8 @@ static const char usage[] =
 	"             every conformation, the score histogram, star thresholds\n"
 	"  generate   run a level generator (a search) and print the levels it found\n"
 	"  picture    draw a level (or an evaluation) as an SVG picture\n"
+	"  race       race a racetrack level again, on its own or held-out seeds,\n"
+	"             and compare its PX per segment with the target\n"
 	"  serve      run the HTTP service: jobs, levels, evaluations, metrics\n"
 	"\n"
 	"  version    print the version and the git commit it was built from\n"
@@ -55,6 +57,18 @@ int cli_option(const char *cmd, int argc, char **argv, int *i, const char *name,
 	}
 	*value = argv[++*i];
 	return 1;
+}
+
+int cli_seed(const char *text, uint64_t *out)
+{
+	char *end;
+	if (text[0] < '0' || text[0] > '9')
+		return -1;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (*end || v > CLI_SEED_MAX)
+		return -1;
+	*out = v;
+	return 0;
 }
 
 int cli_int(const char *cmd, const char *name, const char *text, long lo, long hi, long *out)
@@ -95,10 +109,11 @@ int main(int argc, char **argv)
 		return cli_serve(argc - 1, argv + 1);
 	if (!strcmp(cmd, "picture"))
 		return cli_picture(argc - 1, argv + 1);
+	if (!strcmp(cmd, "race"))
+		return cli_race(argc - 1, argv + 1);
 	fprintf(stderr,
-		"starforge: unknown command '%s' (allowed: evaluate, generate, picture, serve, "
-		"version; "
-		"see starforge --help)\n",
+		"starforge: unknown command '%s' (allowed: evaluate, generate, picture, race, "
+		"serve, version; see starforge --help)\n",
 		cmd);
 	return CLI_USAGE;
 }

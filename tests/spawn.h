@@ -1,7 +1,7 @@
 /*
  * spawn.h - running the real starforge binary as a child process, shared by
  * the test suites that drive it from the command line (test_cli.c,
- * test_generate.c).
+ * test_generate.c, test_racetrack_race_cmd.c).
  *
  * The binary's absolute path comes from STARFORGE_BIN (make test sets it).
  * Each run gets stdin from /dev/null and its stdout and stderr captured
@@ -97,9 +97,10 @@ static inline const char *starforge_bin(void)
 
 /*
  * Runs the binary with `args` (NULL-terminated, not counting argv[0]), stdin
- * from /dev/null, stdout and stderr captured through pipes.
+ * from the file `in` (NULL: /dev/null), stdout and stderr captured through
+ * pipes.
  */
-static inline void run_args(run_result *res, const char *const *args)
+static inline void run_args_in(run_result *res, const char *const *args, const char *in)
 {
 	const char *bin = starforge_bin();
 	char *argv[32];
@@ -117,7 +118,7 @@ static inline void run_args(run_result *res, const char *const *args)
 		fail_msg("pipe: %s", strerror(errno));
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 0, in ? in : "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
 	posix_spawn_file_actions_addclose(&fa, out[0]);
@@ -183,6 +184,12 @@ static inline void run_args(run_result *res, const char *const *args)
 	res->out_len = bo.len;
 	res->err = be.data;
 	res->err_len = be.len;
+}
+
+/* run_args_in() with stdin from /dev/null. */
+static inline void run_args(run_result *res, const char *const *args)
+{
+	run_args_in(res, args, NULL);
 }
 
 #define RUN(res, ...)                                                  \
@@ -345,13 +352,14 @@ typedef struct bad_case {
 } bad_case;
 
 /*
- * A refused command line: exit 2, nothing on stdout, exactly one line on
- * stderr, which names the problem as `match` says.
+ * A refused command line, its stdin from the file `in` (NULL: /dev/null):
+ * exit 2, nothing on stdout, exactly one line on stderr, which names the
+ * problem as `match` says.
  */
-static inline void expect_usage_error(const bad_case *c, names_match match)
+static inline void expect_usage_error_in(const bad_case *c, names_match match, const char *in)
 {
 	run_result res;
-	run_args(&res, c->args);
+	run_args_in(&res, c->args, in);
 	char cmd[512] = "";
 	for (int i = 0; c->args[i]; i++) {
 		strncat(cmd, " '", sizeof cmd - strlen(cmd) - 1);
@@ -378,6 +386,12 @@ static inline void expect_usage_error(const bad_case *c, names_match match)
 				 c->names[0], res.err);
 	}
 	run_free(&res);
+}
+
+/* expect_usage_error_in() with stdin from /dev/null. */
+static inline void expect_usage_error(const bad_case *c, names_match match)
+{
+	expect_usage_error_in(c, match, NULL);
 }
 
 #endif

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "kinds.h"
+#include "racetrack/corners.h"
 #include "racetrack/fitness.h"
 #include "racetrack/search.h"
 #include "racetrack_support.h"
@@ -37,6 +38,7 @@ static void small_params(trk_search_params *p)
 	p->population = 10;
 	p->generations = 4;
 	p->races_per_genome = 4;
+	p->level_races = 4; /* the level shows the fitness races themselves */
 }
 
 static void test_seeds(void **state)
@@ -62,10 +64,12 @@ static void test_seeds(void **state)
 }
 
 /*
- * Common random numbers: the search races every genome on the job's seeds.
- * Two different levels of one job name the same seeds, trk_race_seeds() of
- * the job; re-racing each genome on them gives exactly the level's PX and
- * the fitness the GA saw; and the same genome gives the same PX twice.
+ * Common random numbers: the search races every genome on the job's seeds,
+ * trk_race_seeds(); re-racing a level's genome on them gives exactly the
+ * fitness the GA saw, and the same genome gives the same PX twice. Two
+ * different levels of one job name the same report seeds,
+ * trk_report_seeds() of the job (another stream), and re-racing on those
+ * gives exactly the level's PX.
  */
 static void test_common_random_numbers(void **state)
 {
@@ -79,44 +83,61 @@ static void test_common_random_numbers(void **state)
 	const trk_level *l0 = &res.levels[0], *l1 = &res.levels[1];
 	size_t len = trk_genome_length(&p), R = (size_t)p.races_per_genome;
 	assert_true(memcmp(l0->genome, l1->genome, len) != 0);
-	uint64_t want[TRK_MAX_RACES];
+	/* The fitness races are the job's stream; a level reports on the
+	 * job's report races, which no choice was made on. */
+	uint64_t want[TRK_MAX_RACES], rep[TRK_MAX_RACES];
 	trk_race_seeds(5, R, want);
+	trk_report_seeds(5, R, rep);
+	assert_true(memcmp(want, rep, R * sizeof *want) != 0);
 	assert_int_equal(l0->fit.nraces, R);
 	assert_int_equal(l1->fit.nraces, R);
-	assert_memory_equal(l0->race_seeds, want, R * sizeof *want);
-	assert_memory_equal(l1->race_seeds, want, R * sizeof *want);
-	assert_true(l0->race_seed == want[0] && l1->race_seed == want[0]);
+	assert_memory_equal(l0->race_seeds, rep, R * sizeof *rep);
+	assert_memory_equal(l1->race_seeds, rep, R * sizeof *rep);
+	assert_true(l0->race_seed == rep[0] && l1->race_seed == rep[0]);
 
 	sf_err err = { 0 };
 	trk_px_model *model = trk_search_model(&p, &err);
 	assert_non_null(model);
+	double skills[TRK_MAX_RACES][TRK_CARS];
 	for (int k = 0; k < 2; k++) {
 		const trk_level *lv = &res.levels[k];
-		trk_px_fit f1, f2;
+		/* The same genome on the same races: the same PX, bit for bit. */
+		trk_px_fit f1, f2, fr;
 		assert_int_equal(trk_genome_px(&p, model, lv->genome, want, R, &f1, &err), 1);
 		assert_int_equal(trk_genome_px(&p, model, lv->genome, want, R, &f2, &err), 1);
 		assert_memory_equal(&f1, &f2, sizeof f1);
-		assert_int_equal(f1.nsegments, lv->track->nsegments);
-		for (size_t i = 0; i < f1.nsegments; i++) {
-			assert_true(f1.mean[i] == lv->fit.mean[i]);
-			assert_true(f1.sd[i] == lv->fit.sd[i]);
-			assert_true(f1.sd[i] >= 0);
-		}
-		assert_true(f1.error == lv->fit.error);
-		assert_true(lv->fitness == -f1.error);
+		/* What the GA saw: its fitness races. */
 		assert_true(lv->eval.fitness == TRK_FITNESS_SHIFT - f1.error);
-		/* The player's lap is the first of the races. */
+		/* What the level shows: its report races. */
+		assert_int_equal(trk_genome_px(&p, model, lv->genome, rep, R, &fr, &err), 1);
+		assert_int_equal(fr.nsegments, lv->track->nsegments);
+		for (size_t i = 0; i < fr.nsegments; i++) {
+			assert_true(fr.mean[i] == lv->fit.mean[i]);
+			assert_true(fr.sd[i] == lv->fit.sd[i]);
+			assert_true(fr.sd[i] >= 0);
+		}
+		assert_true(fr.error == lv->fit.error);
+		assert_true(lv->fitness == -fr.error);
+		/* The player's lap is the first of the report races. */
 		double sum = 0;
 		for (size_t i = 0; i < R; i++) {
 			trk_race_params rp;
 			trk_race_params_default(&rp);
 			rp.player_skill = p.player_skill;
 			trk_race_result r = { 0 };
-			assert_int_equal(trk_race_run(lv->track, &rp, model, want[i], &r, &err), 0);
+			assert_int_equal(trk_race_run(lv->track, &rp, model, rep[i], &r, &err), 0);
 			if (i == 0)
 				assert_true(r.finished == lv->race.finished &&
 					    (!r.finished || r.lap_time == lv->race.lap_time));
 			sum += r.segment_px[0];
+			trk_race_result_free(&r);
+			/* The same seed, the same opponents on either track: the
+			 * two genomes meet the same cars in the fitness races. */
+			assert_int_equal(trk_race_run(lv->track, &rp, model, want[i], &r, &err), 0);
+			if (k == 0)
+				memcpy(skills[i], r.skill, sizeof skills[i]);
+			else
+				assert_memory_equal(skills[i], r.skill, sizeof skills[i]);
 			trk_race_result_free(&r);
 		}
 		/* Segment 0's PX is the mean over the races. */
@@ -202,6 +223,84 @@ static void test_segment_error(void **state)
 }
 
 /*
+ * A real track of m corners on a circle of radius 150 m, the corners'
+ * angles and radii jittered by `jitter` (0: a regular polygon), built as the
+ * search builds one: trk_corners_sample, then trk_track_from_path.
+ */
+static trk_track *polygon_track(size_t m, double jitter)
+{
+	trk_vec2 v[TRK_FIT_MAX_SEGMENTS];
+	double tight[TRK_FIT_MAX_SEGMENTS];
+	for (size_t k = 0; k < m; k++) {
+		double wobble = jitter * (double)((k * 7) % 5) / 4; /* 0..jitter */
+		double a = 6.283185307179586 * ((double)k + 0.5 * wobble) / (double)m;
+		double rad = 150 * (1 - 0.3 * wobble);
+		v[k] = (trk_vec2){ rad * cos(a), rad * sin(a) };
+		tight[k] = (double)(k % 3) / 2;
+	}
+	trk_path path;
+	sf_err err = { 0 };
+	if (trk_corners_sample(v, m, tight, 1.0 / 6, 2.0, &path, &err))
+		fail_msg("%s", err.msg);
+	trk_track *t = trk_track_from_path(&path, NULL, 12, &err);
+	if (!t)
+		fail_msg("%s", err.msg);
+	assert_int_equal(t->nsegments, m);
+	return t;
+}
+
+/*
+ * The fitness is independent of the segment count (issue 13), on real
+ * tracks of 8 and 20 segments of unequal lengths: simulated PX equal to
+ * each segment's target is an error of exactly 0, and a miss of 0.1 on
+ * every segment (above, below, or alternating) an error of 0.1, where the
+ * paper's sum (trk_race_fitness) charges 0.1 per segment.
+ */
+static void test_error_independent_of_segments(void **state)
+{
+	(void)state;
+	static const double peaked[] = { 0.2, 0.5, 0.8, 0.5, 0.2 };
+	static const size_t counts[] = { 8, 20 };
+	for (size_t c = 0; c < 2; c++)
+		for (int irregular = 0; irregular < 2; irregular++) {
+			size_t m = counts[c];
+			trk_track *t = polygon_track(m, irregular ? 1 : 0);
+			size_t shortest = t->n, longest = 0;
+			for (size_t i = 0; i < m; i++) {
+				size_t b = i + 1 < m ? t->seg_start[i + 1] : t->n;
+				size_t len = b - t->seg_start[i];
+				shortest = len < shortest ? len : shortest;
+				longest = len > longest ? len : longest;
+			}
+			if (irregular)
+				assert_true(longest > shortest + shortest / 4);
+			double px[TRK_FIT_MAX_SEGMENTS], target[TRK_FIT_MAX_SEGMENTS];
+			for (size_t i = 0; i < m; i++) {
+				target[i] = trk_segment_target(t, i, peaked, 5);
+				assert_true(target[i] >= 0.2 && target[i] <= 0.8);
+				px[i] = target[i];
+			}
+			assert_true(trk_segment_error(t, px, peaked, 5) == 0);
+			for (int way = 0; way < 3; way++) {
+				for (size_t i = 0; i < m; i++) {
+					double d = way == 0   ? 0.1
+						   : way == 1 ? -0.1
+						   : i % 2    ? 0.1
+							      : -0.1;
+					px[i] = target[i] + d;
+				}
+				double e = trk_segment_error(t, px, peaked, 5);
+				if (!(fabs(e - 0.1) <= 1e-12))
+					fail_msg("%zu segments: error %.17g, not 0.1", m, e);
+			}
+			trk_race_result r = { .nsegments = m, .segment_px = px };
+			double paper = trk_race_fitness(t, &r, peaked, 5);
+			assert_true(fabs(paper + 0.1 * (double)m) <= 1e-12);
+			trk_track_free(t);
+		}
+}
+
+/*
  * The baseline: "algorithm": "random" is accepted and echoed, draws the
  * GA's budget exactly (population + (generations - 1) x (population -
  * elites) genomes, every one new), and is deterministic whatever the
@@ -269,10 +368,10 @@ static void test_ga_thread_independence(void **state)
 	assert_string_equal(sa, sb);
 	json_t *lv = json_array_get(json_object_get(a, "levels"), 0);
 	json_t *seeds = json_object_get(json_object_get(lv, "stats"), "race_seeds");
-	assert_int_equal(json_array_size(seeds), 8); /* the default races_per_genome */
-	uint64_t want[8];
-	trk_race_seeds(12, 8, want);
-	for (size_t i = 0; i < 8; i++)
+	assert_int_equal(json_array_size(seeds), 32); /* the default level_races */
+	uint64_t want[32];
+	trk_report_seeds(12, 32, want);
+	for (size_t i = 0; i < 32; i++)
 		assert_true((uint64_t)json_integer_value(json_array_get(seeds, i)) == want[i]);
 	free(sa);
 	free(sb);
@@ -286,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_seeds),
 		cmocka_unit_test(test_common_random_numbers),
 		cmocka_unit_test(test_segment_error),
+		cmocka_unit_test(test_error_independent_of_segments),
 		cmocka_unit_test(test_random_algorithm),
 		cmocka_unit_test(test_ga_thread_independence),
 	};

@@ -4,7 +4,9 @@
  * nearest neighbour against a brute force written here, deterministic ties,
  * the CSV and JSON upload codecs (every rejected case names its problem; no
  * input crashes them) and the shipped SYNTHETIC trace set, which must parse,
- * return each trace's own label, and regenerate byte for byte.
+ * return each trace's own label, regenerate byte for byte, spread its labels
+ * over 0..1, depend on its seed alone, and predict a PX that follows the
+ * race's speed on a random track.
  *
  * Run from the repository root (make test does), where data/px/ lies.
  */
@@ -21,6 +23,8 @@
 #include <string.h>
 
 #include "racetrack/px.h"
+#include "racetrack/race.h"
+#include "racetrack/search.h"
 #include "rng.h"
 
 #define SYNTH_PATH "data/px/synthetic.csv"
@@ -280,6 +284,49 @@ static void test_ties_go_to_lowest_index(void **state)
 	trk_px_model_free(m);
 }
 
+/*
+ * The nearest-neighbour walk (px.c walks outward in the order of feature 0
+ * and stops a side on its gap alone) against the plain scan it replaces,
+ * in doubles with a strict <: on a coarse grid, where feature 0 repeats
+ * and distances tie all the time, the index must be the scan's exactly.
+ */
+static void test_nearest_walk_equals_scan(void **state)
+{
+	(void)state;
+	rng r;
+	rng_seed(&r, 7);
+	enum { N = 500, QUERIES = 3000 };
+	trk_px_trace *t = malloc(N * sizeof *t);
+	assert_non_null(t);
+	for (size_t i = 0; i < N; i++) {
+		for (int f = 0; f < TRK_PX_NFEAT; f++)
+			t[i].window[f] = (double)rng_below(&r, 5) / 4;
+		t[i].intensity = rng_unit(&r);
+	}
+	sf_err err = { 0 };
+	trk_px_model *m = trk_px_model_new(t, N, &err);
+	assert_non_null(m);
+	for (size_t q = 0; q < QUERIES; q++) {
+		double w[TRK_PX_NFEAT];
+		for (int f = 0; f < TRK_PX_NFEAT; f++)
+			w[f] = (double)rng_below(&r, 9) / 8;
+		size_t want = 0;
+		double best = INFINITY;
+		for (size_t i = 0; i < N; i++) {
+			double d = 0;
+			for (int f = 0; f < TRK_PX_NFEAT; f++)
+				d += (t[i].window[f] - w[f]) * (t[i].window[f] - w[f]);
+			if (d < best) {
+				best = d;
+				want = i;
+			}
+		}
+		assert_int_equal(trk_px_nearest(m, w), want);
+	}
+	trk_px_model_free(m);
+	free(t);
+}
+
 static void test_model_new_validates(void **state)
 {
 	(void)state;
@@ -345,6 +392,170 @@ static void test_synthetic_set(void **state)
 	free(other);
 	free(gen);
 	free(file);
+}
+
+/*
+ * The labels: a linear stretch of the stated tension score clipped at its
+ * 5 % and 95 % quantiles, so they reach both ends exactly, about 5 % of
+ * them sit on each end, and neither half of 0..1 is starved.
+ */
+static void test_synthetic_labels(void **state)
+{
+	(void)state;
+	sf_err err = { 0 };
+	trk_px_model *m = trk_px_synth(TRK_PX_SYNTH_SEED, TRK_PX_SYNTH_COUNT, &err);
+	if (!m)
+		fail_msg("%s", err.msg);
+	assert_int_equal(m->n, TRK_PX_SYNTH_COUNT);
+	double lo = 1, hi = 0;
+	size_t low = 0, zeros = 0, ones = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		double label = m->traces[i].intensity;
+		lo = label < lo ? label : lo;
+		hi = label > hi ? label : hi;
+		low += label < 0.5;
+		zeros += label == 0;
+		ones += label == 1;
+	}
+	size_t n = m->n, high = n - low;
+	print_message("labels: %zu in [0, 0.5), %zu in [0.5, 1]; %zu at 0, %zu at 1\n", low, high,
+		      zeros, ones);
+	assert_true(lo == 0);
+	assert_true(hi == 1);
+	assert_true(low * 5 >= n);
+	assert_true(high * 5 >= n);
+	/* The clip: 5 % of the windows at or under the 5 % quantile (ties may
+	 * add a few), as many at or over the 95 % one. */
+	assert_true(zeros * 100 >= 4 * n && zeros * 100 <= 7 * n);
+	assert_true(ones * 100 >= 4 * n && ones * 100 <= 7 * n);
+	trk_px_model_free(m);
+}
+
+/* Models differ only when their seeds do. */
+static void test_synthetic_seed(void **state)
+{
+	(void)state;
+	sf_err err = { 0 };
+	trk_px_model *a = trk_px_synth(7, 200, &err), *b = trk_px_synth(7, 200, &err),
+		     *c = trk_px_synth(8, 200, &err);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(c);
+	assert_models_equal(a, b);
+	assert_int_equal(c->n, 200);
+	size_t differ = 0;
+	for (size_t i = 0; i < a->n; i++)
+		differ += memcmp(&a->traces[i], &c->traces[i], sizeof a->traces[i]) != 0;
+	assert_true(differ * 2 > a->n);
+	trk_px_model_free(a);
+	trk_px_model_free(b);
+	trk_px_model_free(c);
+	/* Out of range counts are refused. */
+	assert_null(trk_px_synth(7, 1, &err));
+	assert_int_equal(err.code, SF_EINVAL);
+	assert_null(trk_px_synth(7, TRK_PX_MAX_TRACES + 1, &err));
+	assert_int_equal(err.code, SF_EINVAL);
+}
+
+typedef struct windows {
+	double w[4096][TRK_PX_NFEAT];
+	size_t n;
+} windows;
+
+static void catch_window(void *arg, const double window[TRK_PX_NFEAT])
+{
+	windows *ws = arg;
+	if (ws->n < sizeof ws->w / sizeof ws->w[0])
+		memcpy(ws->w[ws->n], window, sizeof ws->w[0]);
+	ws->n++;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The shipped model's prediction follows what the track does: over the
+ * windows of one race on the valid track of a random genome (the search's
+ * default params), the predictions take more than 30 distinct values (in
+ * races of at least 45 windows; in any race more than half of them are
+ * distinct), and they correlate with the window's speed feature (Pearson
+ * r > 0.5). Genomes are drawn until three races of 45 windows or more
+ * (laps of about 40 s) have been seen.
+ */
+static void test_prediction_follows_speed(void **state)
+{
+	(void)state;
+	sf_err err = { 0 };
+	trk_px_model *model = trk_px_synth(TRK_PX_SYNTH_SEED, TRK_PX_SYNTH_COUNT, &err);
+	assert_non_null(model);
+	trk_search_params sp;
+	trk_search_params_default(&sp);
+	trk_limits lim = trk_search_limits(&sp);
+	uint8_t *g = malloc(trk_genome_length(&sp));
+	windows *ws = malloc(sizeof *ws);
+	double *pred = malloc(sizeof ws->w / sizeof ws->w[0] * sizeof *pred);
+	assert_non_null(g);
+	assert_non_null(ws);
+	assert_non_null(pred);
+	rng r;
+	rng_seed(&r, 2025);
+	int raced = 0, long_races = 0;
+	while (long_races < 3) {
+		assert_true(raced < 30);
+		trk_genome_random(&sp, &r, g);
+		trk_track *t = trk_genome_track(&sp, g, &err);
+		trk_report rep;
+		if (!t || trk_track_check(t, &lim, 0, &rep, &err) != 0) {
+			trk_track_free(t);
+			continue;
+		}
+		trk_race_params rp;
+		trk_race_params_default(&rp);
+		rp.on_window = catch_window;
+		rp.on_window_arg = ws;
+		ws->n = 0;
+		trk_race_result res = { 0 };
+		assert_int_equal(trk_race_run(t, &rp, model, rng_next(&r), &res, &err), 0);
+		size_t n = ws->n;
+		assert_true(n >= 10 && n <= sizeof ws->w / sizeof ws->w[0]);
+		double sx = 0, sy = 0;
+		for (size_t i = 0; i < n; i++) {
+			pred[i] = trk_px_predict(model, ws->w[i]);
+			sx += ws->w[i][TRK_PX_SPEED];
+			sy += pred[i];
+		}
+		double mx = sx / (double)n, my = sy / (double)n, sxx = 0, syy = 0, sxy = 0;
+		for (size_t i = 0; i < n; i++) {
+			double dx = ws->w[i][TRK_PX_SPEED] - mx, dy = pred[i] - my;
+			sxx += dx * dx;
+			syy += dy * dy;
+			sxy += dx * dy;
+		}
+		double corr = sxy / sqrt(sxx * syy);
+		qsort(pred, n, sizeof *pred, cmp_double);
+		size_t distinct = 1;
+		for (size_t i = 1; i < n; i++)
+			distinct += pred[i] != pred[i - 1];
+		print_message("race %d (%.0f m): %zu windows, %zu distinct predictions, "
+			      "r(speed, PX) = %.3f\n",
+			      raced, t->length, n, distinct, corr);
+		assert_true(corr > 0.5);
+		assert_true(distinct * 2 > n);
+		if (n >= 45) {
+			assert_true(distinct > 30);
+			long_races++;
+		}
+		trk_race_result_free(&res);
+		trk_track_free(t);
+		raced++;
+	}
+	free(pred);
+	free(ws);
+	free(g);
+	trk_px_model_free(model);
 }
 
 /* ---- upload codecs ---- */
@@ -569,7 +780,7 @@ static void test_csv_and_json_agree(void **state)
 	assert_models_equal(mc, mj);
 	/* And back to CSV: the same text as the file below its comment lines. */
 	size_t clen;
-	char *again = trk_px_model_csv(mj, NULL, &clen);
+	char *again = trk_px_model_csv_digits(mj, NULL, TRK_PX_SYNTH_DIGITS, &clen);
 	assert_non_null(again);
 	const char *body = strstr(file, "speed,");
 	assert_non_null(body);
@@ -657,8 +868,12 @@ int main(void)
 		cmocka_unit_test(test_window_rejects_bad_samples),
 		cmocka_unit_test(test_nearest_matches_brute_force),
 		cmocka_unit_test(test_ties_go_to_lowest_index),
+		cmocka_unit_test(test_nearest_walk_equals_scan),
 		cmocka_unit_test(test_model_new_validates),
 		cmocka_unit_test(test_synthetic_set),
+		cmocka_unit_test(test_synthetic_labels),
+		cmocka_unit_test(test_synthetic_seed),
+		cmocka_unit_test(test_prediction_follows_speed),
 		cmocka_unit_test(test_csv_errors),
 		cmocka_unit_test(test_json_errors),
 		cmocka_unit_test(test_csv_and_json_agree),

@@ -1,7 +1,9 @@
 /*
  * test_racetrack_search.c - the racetrack search and its kind: params,
  * determinism, elitism, track validity of every level, the fitness and the
- * lap-time stars, and `starforge generate racetrack` end to end.
+ * lap-time stars, the segment genes (tightness and climb per segment, only
+ * the circuit's own segments read) and the hills they make on random
+ * genomes, and `starforge generate racetrack` end to end.
  */
 #include "spawn.h"
 
@@ -11,6 +13,7 @@
 #include "racetrack/search.h"
 #include "racetrack/track.h"
 #include "racetrack_support.h"
+#include "rng.h"
 
 /*
  * Small searches (racetrack_support.h) keep the suite fast; the defaults
@@ -29,7 +32,7 @@ static void test_defaults(void **state)
 	trk_search_params p;
 	sf_err err = { 0 };
 	assert_int_equal(trk_search_params_from_json(NULL, &p, &err), 0);
-	assert_int_equal(p.points, 30);
+	assert_int_equal(p.points, 16);
 	assert_true(p.width == 400 && p.height == 400 && p.track_width == 12);
 	assert_int_equal(p.ntarget, 5);
 	assert_true(p.target[0] == 0.2 && p.target[2] == 0.8 && p.target[4] == 0.2);
@@ -46,7 +49,8 @@ static void test_defaults(void **state)
 		assert_non_null(strstr(err.msg, "my_traces-2"));
 		json_decref(mine);
 	}
-	assert_int_equal(p.races_per_genome, 8);
+	assert_int_equal(p.races_per_genome, 12);
+	assert_int_equal(p.level_races, 32);
 	assert_int_equal(p.algorithm, TRK_ALG_GA);
 	assert_int_equal(p.population, 30);
 	assert_int_equal(p.generations, 50);
@@ -195,7 +199,9 @@ static void check_level(const json_t *level, const trk_search_params *p, const t
 	size_t len = trk_genome_length(p);
 	uint8_t *g = genome_of(level, len);
 	sf_err err = { 0 };
-	assert_int_equal(len, TRK_GENOME_SEED + 4 * (size_t)p->points);
+	/* Walk seed, points, then the segment genes: 24 tightness, 24 climb. */
+	assert_int_equal(TRK_GENE_BYTES, 2 * TRK_MAX_SEGMENTS);
+	assert_int_equal(len, TRK_GENOME_SEED + 4 * (size_t)p->points + 2 * 24);
 	/* The operators keep the points in canonical order: by x, then y. */
 	for (size_t i = 1; i < (size_t)p->points; i++) {
 		const uint8_t *a = g + TRK_GENOME_SEED + 4 * (i - 1), *b = a + 4;
@@ -239,11 +245,23 @@ static void check_level(const json_t *level, const trk_search_params *p, const t
 	json_t *fit = json_object_get(json_object_get(level, "stats"), "fitness");
 	assert_true(fabs(num(fit, "value") + sum / (double)t->nsegments) < 1e-9);
 	assert_true(num(fit, "value") <= 0);
-	assert_true(fabs(num(fit, "ga") - (TRK_FITNESS_SHIFT + num(fit, "value"))) < 1e-9);
+	/* The level is reported on level_races report races (trk_report_seeds);
+	 * the GA saw the job's fitness races: ga is 3 - the error on those. */
 	json_t *seeds = json_object_get(json_object_get(level, "stats"), "race_seeds");
-	assert_int_equal(json_array_size(seeds), (size_t)p->races_per_genome);
+	assert_int_equal(json_array_size(seeds), (size_t)p->level_races);
+	uint64_t seeds_want[TRK_MAX_RACES], fit_seeds[TRK_MAX_RACES];
+	trk_report_seeds((uint64_t)num(level, "seed"), (size_t)p->level_races, seeds_want);
+	for (size_t k = 0; k < (size_t)p->level_races; k++)
+		assert_true((uint64_t)json_integer_value(json_array_get(seeds, k)) ==
+			    seeds_want[k]);
+	trk_race_seeds((uint64_t)num(level, "seed"), (size_t)p->races_per_genome, fit_seeds);
+	trk_px_fit ga_fit;
+	assert_int_equal(
+		trk_genome_px(p, model, g, fit_seeds, (size_t)p->races_per_genome, &ga_fit, &err),
+		1);
+	assert_true(num(fit, "ga") == TRK_FITNESS_SHIFT - ga_fit.error);
 	assert_int_equal(num(json_object_get(level, "stats"), "races"),
-			 p->races_per_genome + TRK_STAR_SKILLS * p->star_seeds);
+			 p->level_races + TRK_STAR_SKILLS * p->star_seeds);
 
 	/* The player's lap is the race it names, the first of the job's, on this track. */
 	json_t *lap = json_object_get(json_object_get(level, "solution"), "player_lap");
@@ -365,6 +383,225 @@ static void test_perfect_match(void **state)
 	trk_px_model_free(model);
 }
 
+/* ---- the segment genes (issue 13) ---- */
+
+/* Where the segment genes start: after the walk seed and the points (search.h). */
+static size_t genes_at(const trk_search_params *p)
+{
+	return TRK_GENOME_SEED + 4 * (size_t)p->points;
+}
+
+/* Two tracks are the same when every array holds the same bytes. */
+static int same_track(const trk_track *a, const trk_track *b)
+{
+	return a->n == b->n && a->nsegments == b->nsegments && a->ds == b->ds &&
+	       !memcmp(a->samples, b->samples, a->n * sizeof *a->samples) &&
+	       !memcmp(a->curvature, b->curvature, a->n * sizeof *a->curvature) &&
+	       !memcmp(a->slope, b->slope, a->n * sizeof *a->slope) &&
+	       !memcmp(a->seg_start, b->seg_start, a->nsegments * sizeof *a->seg_start);
+}
+
+static size_t seg_end(const trk_track *t, size_t k)
+{
+	return k + 1 < t->nsegments ? t->seg_start[k + 1] : t->n;
+}
+
+/* The largest |curvature| over the samples of segment k. */
+static double seg_max_curvature(const trk_track *t, size_t k)
+{
+	double worst = 0;
+	for (size_t i = t->seg_start[k]; i < seg_end(t, k); i++)
+		worst = fmax(worst, fabs(t->curvature[i]));
+	return worst;
+}
+
+static trk_track *track_of(const trk_search_params *p, const uint8_t *g)
+{
+	sf_err err = { 0 };
+	trk_track *t = trk_genome_track(p, g, &err);
+	if (!t)
+		fail_msg("a genome with a circuit no longer builds: %s", err.msg);
+	return t;
+}
+
+/* The next random genome (default params) whose track passes every check. */
+static trk_track *next_valid(const trk_search_params *p, rng *r, uint8_t *g)
+{
+	trk_limits lim = trk_search_limits(p);
+	for (int tries = 0; tries < 1000; tries++) {
+		trk_genome_random(p, r, g);
+		sf_err err = { 0 };
+		trk_track *t = trk_genome_track(p, g, &err);
+		trk_report rep;
+		if (t && trk_track_check(t, &lim, 0, &rep, &err) == 0)
+			return t;
+		trk_track_free(t);
+	}
+	fail_msg("no valid track in 1000 random genomes");
+	return NULL;
+}
+
+/*
+ * Segment k's genes are byte k (tightness, /255) and byte 24 + k (climb) of
+ * the genes. A used tightness gene reshapes the track, its own segment
+ * sharper the tighter the gene; a climb gene lifts its own segment; the
+ * genes of segments the circuit does not have change nothing at all.
+ */
+static void test_segment_genes(void **state)
+{
+	(void)state;
+	trk_search_params p;
+	trk_search_params_default(&p);
+	size_t len = trk_genome_length(&p), at = genes_at(&p);
+	uint8_t *g = malloc(len), *h = malloc(len);
+	assert_non_null(g);
+	assert_non_null(h);
+	rng r;
+	rng_seed(&r, 31);
+	size_t used = 0, changed = 0, unused = 0;
+	double least = HUGE_VAL;
+	for (int i = 0; i < 6; i++) {
+		trk_track *t = next_valid(&p, &r, g);
+		size_t m = t->nsegments;
+		assert_true(m >= TRK_MIN_SEGMENTS && m <= TRK_MAX_SEGMENTS);
+
+		/* Unused segments' genes: the same bytes. */
+		memcpy(h, g, len);
+		for (size_t k = m; k < TRK_MAX_SEGMENTS; k++) {
+			h[at + k] ^= 0xa5;
+			h[at + TRK_MAX_SEGMENTS + k] ^= 0x5a;
+			unused++;
+		}
+		trk_track *u = track_of(&p, h);
+		assert_true(same_track(t, u));
+		trk_track_free(u);
+
+		/* Each used tightness gene at 0, 128 and 255: the same circuit
+		 * (segment count), another track, and segment k's sharpest
+		 * curvature rising with the gene. */
+		for (size_t k = 0; k < m; k++) {
+			static const uint8_t levels[] = { 0, 128, 255 };
+			double peak[3];
+			trk_track *tk[3];
+			memcpy(h, g, len);
+			for (int l = 0; l < 3; l++) {
+				h[at + k] = levels[l];
+				tk[l] = track_of(&p, h);
+				assert_int_equal(tk[l]->nsegments, m);
+				peak[l] = seg_max_curvature(tk[l], k);
+			}
+			used++;
+			if (!same_track(tk[0], tk[2])) {
+				changed++;
+				if (!(peak[0] < peak[1] && peak[1] < peak[2]))
+					fail_msg("genome %d segment %zu: peak |curvature| %.5f, "
+						 "%.5f, %.5f at tightness 0, 128, 255",
+						 i, k, peak[0], peak[1], peak[2]);
+				least = fmin(least, peak[2] / peak[0]);
+			}
+			for (int l = 0; l < 3; l++)
+				trk_track_free(tk[l]);
+		}
+
+		/* Climb genes: with every climb near 0 (bytes 127, 128) and
+		 * segment k's at 255, segment k rises most, and the plan is
+		 * untouched. */
+		for (size_t k = 0; k < m; k += 3) {
+			memcpy(h, g, len);
+			for (size_t j = 0; j < m; j++)
+				h[at + TRK_MAX_SEGMENTS + j] = (uint8_t)(127 + j % 2);
+			h[at + TRK_MAX_SEGMENTS + k] = 255;
+			trk_track *c = track_of(&p, h);
+			assert_int_equal(c->n, t->n);
+			for (size_t s = 0; s < c->n; s++)
+				assert_true(c->samples[s].x == t->samples[s].x &&
+					    c->samples[s].y == t->samples[s].y);
+			size_t best = 0;
+			double top = -HUGE_VAL;
+			for (size_t j = 0; j < m; j++) {
+				double rise = c->samples[seg_end(c, j) % c->n].z -
+					      c->samples[c->seg_start[j]].z;
+				if (rise > top) {
+					top = rise;
+					best = j;
+				}
+			}
+			assert_int_equal(best, k);
+			assert_true(top > 1);
+			trk_track_free(c);
+		}
+		trk_track_free(t);
+	}
+	print_message("tightness genes: %zu of %zu used ones change the track (peak curvature "
+		      "x%.2f at least from 0 to 255); %zu unused genes pairs change nothing\n",
+		      changed, used, least, unused);
+	assert_true(unused > 0);
+	assert_true(changed * 10 >= used * 9);
+	free(h);
+	free(g);
+}
+
+/*
+ * Hills, not bumps (issue 13): over 50 random genomes, the valid tracks'
+ * elevation. The slope cap binds (the steepest step at 8 %, within 1e-9:
+ * the climbs were scaled down to it) on some tracks but not all, and most
+ * tracks span more than 3 m of height; no step ever passes the cap.
+ */
+static void test_hills_not_bumps(void **state)
+{
+	(void)state;
+	trk_search_params p;
+	trk_search_params_default(&p);
+	size_t len = trk_genome_length(&p);
+	uint8_t *g = malloc(len);
+	assert_non_null(g);
+	trk_limits lim = trk_search_limits(&p);
+	rng r;
+	rng_seed(&r, 13);
+	size_t valid = 0, binds = 0, tall = 0;
+	double ranges[50], steep_lo = HUGE_VAL, steep_hi = 0;
+	for (int i = 0; i < 50; i++) {
+		trk_genome_random(&p, &r, g);
+		sf_err err = { 0 };
+		trk_track *t = trk_genome_track(&p, g, &err);
+		trk_report rep;
+		if (!t || trk_track_check(t, &lim, 0, &rep, &err) != 0) {
+			trk_track_free(t);
+			continue;
+		}
+		double steep = 0, lo = HUGE_VAL, hi = -HUGE_VAL;
+		for (size_t k = 0; k < t->n; k++) {
+			steep = fmax(steep, fabs(t->slope[k]));
+			lo = fmin(lo, t->samples[k].z);
+			hi = fmax(hi, t->samples[k].z);
+			/* slope is the closed step to the next sample */
+			double dz = t->samples[(k + 1) % t->n].z - t->samples[k].z;
+			assert_true(t->slope[k] == dz / t->ds);
+		}
+		assert_true(steep <= 0.08);
+		binds += fabs(steep - 0.08) <= 1e-9;
+		tall += hi - lo > 3;
+		ranges[valid++] = hi - lo;
+		steep_lo = fmin(steep_lo, steep);
+		steep_hi = fmax(steep_hi, steep);
+		trk_track_free(t);
+	}
+	for (size_t i = 1; i < valid; i++) /* insertion sort, for the quartiles */
+		for (size_t j = i; j > 0 && ranges[j - 1] > ranges[j]; j--) {
+			double tmp = ranges[j];
+			ranges[j] = ranges[j - 1];
+			ranges[j - 1] = tmp;
+		}
+	print_message("%zu of 50 random genomes valid; cap binds on %zu, range > 3 m on %zu; "
+		      "steepest %.4f..%.4f; range min %.1f, quartiles %.1f %.1f %.1f, max %.1f m\n",
+		      valid, binds, tall, steep_lo, steep_hi, ranges[0], ranges[valid / 4],
+		      ranges[valid / 2], ranges[3 * valid / 4], ranges[valid - 1]);
+	assert_true(valid >= 10);
+	assert_true(binds * 20 >= valid && binds * 20 <= valid * 19); /* 5 % .. 95 % */
+	assert_true(tall * 4 >= valid * 3);                           /* at least 75 % */
+	free(g);
+}
+
 /* Through the registry's command line: `starforge generate racetrack --seed 1`. */
 static void test_cli(void **state)
 {
@@ -404,9 +641,10 @@ static void test_cli(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),     cmocka_unit_test(test_bad_params),
-		cmocka_unit_test(test_determinism),  cmocka_unit_test(test_elitism),
-		cmocka_unit_test(test_levels_valid), cmocka_unit_test(test_perfect_match),
+		cmocka_unit_test(test_defaults),      cmocka_unit_test(test_bad_params),
+		cmocka_unit_test(test_determinism),   cmocka_unit_test(test_elitism),
+		cmocka_unit_test(test_levels_valid),  cmocka_unit_test(test_perfect_match),
+		cmocka_unit_test(test_segment_genes), cmocka_unit_test(test_hills_not_bumps),
 		cmocka_unit_test(test_cli),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

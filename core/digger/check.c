@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../params.h"
 #include "../stars.h"
 #include "codec.h"
 #include "terrain.h"
@@ -72,12 +73,8 @@ static int read_body(const json_t *body, play *p, sf_err *err)
 	json_object_foreach((json_t *)body, key, v)
 	{
 		if (strcmp(key, "level") && strcmp(key, "moves")) {
-			char q[28];
-			size_t n = 0;
-			for (; key[n] && n < sizeof q - 1; n++)
-				q[n] = key[n] >= 0x20 && key[n] < 0x7f && key[n] != '"' ? key[n]
-											: '?';
-			q[n] = '\0';
+			char q[SF_QUOTED_KEY];
+			sf_quote_key(key, q);
 			return sf_err_set(err, SF_EINVAL,
 					  "body: unknown key \"%s\" (allowed: level, moves); the "
 					  "level's description goes under level",

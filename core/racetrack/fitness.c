@@ -28,6 +28,11 @@ void trk_race_seeds(uint64_t job_seed, size_t n, uint64_t *out)
 	seed_stream(job_seed ^ UINT64_C(0x7ace5eed00c0ffee), n, out);
 }
 
+void trk_report_seeds(uint64_t job_seed, size_t n, uint64_t *out)
+{
+	seed_stream(job_seed ^ UINT64_C(0x4e9047ed5eed5000), n, out);
+}
+
 void trk_heldout_seeds(uint64_t seed, size_t n, uint64_t *out)
 {
 	seed_stream(mix64(seed ^ UINT64_C(0x4e1d0e7)) ^ UINT64_C(0xa5a5a5a5a5a5a5a5), n, out);

@@ -52,6 +52,14 @@ typedef struct trk_px_fit {
 void trk_race_seeds(uint64_t job_seed, size_t n, uint64_t *out);
 
 /*
+ * `n` seeds of the job seeded `job_seed` that no search of it selects on:
+ * the races a level reports its PX and error over (search.h, level_races),
+ * so the reported error is not the luck of the races the level was chosen
+ * on. Prefix-stable like trk_race_seeds(), another stream.
+ */
+void trk_report_seeds(uint64_t job_seed, size_t n, uint64_t *out);
+
+/*
  * `n` seeds from another stream than trk_race_seeds() of any job: for
  * re-racing a level on races its search never saw (the held-out check).
  */

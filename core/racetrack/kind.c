@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../kinds.h"
+#include "check.h"
 #include "px.h"
 #include "search.h"
 #include "svg.h"
@@ -148,6 +149,7 @@ const sf_kind trk_kind_def = {
 	.generate = racetrack_generate,
 	.params_resource = racetrack_params_resource,
 	.resource = &px_resource,
+	.check = trk_check_json,
 	.level_svg = trk_level_svg,
 	.filters = racetrack_filters,
 };

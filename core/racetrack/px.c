@@ -132,6 +132,21 @@ int trk_px_window_features(const trk_px_sample *samples, size_t count, double ou
 	return 0;
 }
 
+/* qsort's view of a trace index: feature 0, then the index (a total order,
+ * so the sorted order does not depend on qsort's algorithm). */
+typedef struct order_key {
+	double f0;
+	size_t index;
+} order_key;
+
+static int cmp_order(const void *x, const void *y)
+{
+	const order_key *a = x, *b = y;
+	if (a->f0 != b->f0)
+		return a->f0 < b->f0 ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
 trk_px_model *trk_px_model_new(const trk_px_trace *traces, size_t n, sf_err *err)
 {
 	if (n == 0) {
@@ -160,15 +175,27 @@ trk_px_model *trk_px_model_new(const trk_px_trace *traces, size_t n, sf_err *err
 	}
 	trk_px_model *m = malloc(sizeof *m);
 	trk_px_trace *copy = malloc(n * sizeof *copy);
-	if (!m || !copy) {
+	size_t *order = malloc(n * sizeof *order);
+	order_key *keys = malloc(n * sizeof *keys);
+	if (!m || !copy || !order || !keys) {
 		free(m);
 		free(copy);
+		free(order);
+		free(keys);
 		sf_err_set(err, SF_ENOMEM, "out of memory for %zu traces", n);
 		return NULL;
 	}
 	memcpy(copy, traces, n * sizeof *copy);
 	m->n = n;
 	m->traces = copy;
+	/* The traces by their first feature, for trk_px_nearest's walk. */
+	for (size_t i = 0; i < n; i++)
+		keys[i] = (order_key){ copy[i].window[0], i };
+	qsort(keys, n, sizeof *keys, cmp_order);
+	for (size_t i = 0; i < n; i++)
+		order[i] = keys[i].index;
+	free(keys);
+	m->order = order;
 	return m;
 }
 
@@ -177,23 +204,73 @@ void trk_px_model_free(trk_px_model *model)
 	if (!model)
 		return;
 	free(model->traces);
+	free(model->order);
 	free(model);
 }
 
+/* Squared distance, summed in feature order (the same bits as a linear scan). */
+static double dist2(const trk_px_trace *t, const double window[TRK_PX_NFEAT])
+{
+	double d = 0;
+	for (int f = 0; f < TRK_PX_NFEAT; f++) {
+		double e = t->window[f] - window[f];
+		d += e * e;
+	}
+	return d;
+}
+
+/*
+ * Exact nearest neighbour, walking outward from the query's place in the
+ * order by feature 0. A trace whose feature-0 gap alone, squared, is
+ * beyond the best distance so far cannot be nearer: the sum of squares
+ * after it only grows (rounding to nearest is monotone), so each side
+ * stops there. Ties go to the lowest trace index, exactly as a linear scan
+ * with a strict < picks, so the answer is the scan's to the bit.
+ */
 size_t trk_px_nearest(const trk_px_model *model, const double window[TRK_PX_NFEAT])
 {
-	size_t best = 0;
+	const trk_px_trace *t = model->traces;
+	const size_t *ord = model->order;
+	size_t n = model->n, lo = 0, hi = n;
+	while (lo < hi) { /* first position whose feature 0 is >= the query's */
+		size_t mid = lo + (hi - lo) / 2;
+		if (t[ord[mid]].window[0] < window[0])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t best = SIZE_MAX;
 	double best_d = INFINITY;
-	for (size_t i = 0; i < model->n; i++) {
-		double d = 0;
-		for (int f = 0; f < TRK_PX_NFEAT; f++) {
-			double e = model->traces[i].window[f] - window[f];
-			d += e * e;
+	size_t up = lo, down = lo;
+	int go_up = up<n, go_down = down> 0;
+	while (go_up || go_down) {
+		if (go_up) {
+			const trk_px_trace *c = &t[ord[up]];
+			double e = c->window[0] - window[0];
+			if (e * e > best_d) {
+				go_up = 0;
+			} else {
+				double d = dist2(c, window);
+				if (d < best_d || (d == best_d && ord[up] < best)) {
+					best_d = d;
+					best = ord[up];
+				}
+				go_up = ++up < n;
+			}
 		}
-		/* Strictly nearer only: the lowest index wins a tie. */
-		if (d < best_d) {
-			best_d = d;
-			best = i;
+		if (go_down) {
+			const trk_px_trace *c = &t[ord[down - 1]];
+			double e = c->window[0] - window[0];
+			if (e * e > best_d) {
+				go_down = 0;
+			} else {
+				double d = dist2(c, window);
+				if (d < best_d || (d == best_d && ord[down - 1] < best)) {
+					best_d = d;
+					best = ord[down - 1];
+				}
+				go_down = --down > 0;
+			}
 		}
 	}
 	return best;
@@ -401,6 +478,14 @@ fail:
 
 char *trk_px_model_csv(const trk_px_model *model, const char *comment, size_t *len)
 {
+	return trk_px_model_csv_digits(model, comment, 6, len);
+}
+
+char *trk_px_model_csv_digits(const trk_px_model *model, const char *comment, int digits,
+			      size_t *len)
+{
+	if (digits < 1 || digits > 6)
+		digits = 6;
 	/* 9 values of at most "1.000000," (9 bytes) plus a newline per row. */
 	size_t clen = comment ? strlen(comment) : 0;
 	size_t cap = 2 * clen + 16 + 128 + model->n * (CSV_COLS * 10 + 2);
@@ -421,133 +506,10 @@ char *trk_px_model_csv(const trk_px_model *model, const char *comment, size_t *l
 	for (size_t i = 0; i < model->n; i++) {
 		const trk_px_trace *t = &model->traces[i];
 		for (int f = 0; f < TRK_PX_NFEAT; f++)
-			n += (size_t)snprintf(out + n, cap - n, "%.6f,", t->window[f]);
-		n += (size_t)snprintf(out + n, cap - n, "%.6f\n", t->intensity);
+			n += (size_t)snprintf(out + n, cap - n, "%.*f,", digits, t->window[f]);
+		n += (size_t)snprintf(out + n, cap - n, "%.*f\n", digits, t->intensity);
 	}
 	if (len)
 		*len = n;
 	return out;
-}
-
-/* ---- the synthetic trace set ---- */
-
-static double uniform(rng *r, double lo, double hi)
-{
-	return lo + (hi - lo) * rng_unit(r);
-}
-
-/*
- * One race situation of TRK_PX_WINDOW ticks. The situation (a pack, a duel,
- * a lonely lead, a braking zone, an overtake either way) is drawn first;
- * the samples then follow from it with linear trends plus small jitter.
- */
-static void synth_samples(rng *r, trk_px_sample *s)
-{
-	const double top = 60;
-	double v0 = uniform(r, 0.35, 1.0);
-	double trend = uniform(r, -0.25, 0.1); /* change of speed ratio over the window */
-	int brake_zone = rng_below(r, 4) == 0;
-	if (brake_zone)
-		trend = uniform(r, -0.5, -0.2);
-	int standing = 1 + (int)rng_below(r, TRK_PX_MAX_STANDING);
-	int alone = rng_below(r, 3) == 0;
-	double gap_a = alone ? uniform(r, 45, 150) : uniform(r, 1, 45);
-	double gap_b = alone ? uniform(r, 45, 150) : uniform(r, 1, 45);
-	double closing_a = uniform(r, -15, 15), closing_b = uniform(r, -15, 15);
-	size_t nvisible = alone ? 0 : (size_t)rng_below(r, TRK_PX_MAX_VISIBLE + 1);
-	double rel[TRK_PX_MAX_VISIBLE];
-	for (size_t k = 0; k < TRK_PX_MAX_VISIBLE; k++)
-		rel[k] = uniform(r, -0.2, 0.2);
-	/* A change of position at tick `change_at` by `change` (-1 gained, +1 lost). */
-	int change = 0;
-	size_t change_at = 1 + (size_t)rng_below(r, TRK_PX_WINDOW - 1);
-	if (!alone) {
-		uint64_t c = rng_below(r, 5);
-		if (c == 0 && standing > 1)
-			change = -1;
-		else if (c == 1 && standing < TRK_PX_MAX_STANDING)
-			change = 1;
-	}
-	for (size_t i = 0; i < TRK_PX_WINDOW; i++) {
-		double t = (double)i / (TRK_PX_WINDOW - 1);
-		double ratio = clamp(v0 + trend * t + uniform(r, -0.02, 0.02), 0, 1);
-		trk_px_sample *x = &s[i];
-		memset(x, 0, sizeof *x);
-		x->top_speed = top;
-		x->speed = ratio * top;
-		x->nvisible = nvisible;
-		for (size_t k = 0; k < nvisible; k++)
-			x->visible_speed[k] = clamp(ratio + rel[k], 0, 1.2) * top;
-		x->standing = standing + (i >= change_at ? change : 0);
-		x->gap_ahead = x->standing == 1 ? -1 : clamp(gap_a - closing_a * t, 0.5, 200);
-		x->gap_behind = x->standing == TRK_PX_MAX_STANDING
-					? -1
-					: clamp(gap_b - closing_b * t, 0.5, 200);
-		x->braking = brake_zone && t >= 0.2 && t <= 0.8;
-	}
-}
-
-/*
- * The stated model of tension (docs/px-model.md): close competitors matter
- * most, then losing a position, then gaining one, speed near the limit and
- * a speed difference to visible rivals; braking adds a little (weights
- * 0.45, 0.30, 0.20, 0.15, 0.10, 0.05 over a floor of 0.05). Calm when
- * alone and cruising. Plus uniform noise of +-0.05, clamped to 0..1.
- */
-static double synth_tension(rng *r, const double f[TRK_PX_NFEAT])
-{
-	double near_limit = clamp((f[TRK_PX_SPEED] - 0.7) / 0.3, 0, 1);
-	double rel = f[TRK_PX_REL_SPEED] - 0.5;
-	double rel_abs = clamp(2 * (rel < 0 ? -rel : rel), 0, 1);
-	double lost = clamp(3 * f[TRK_PX_LOST], 0, 1);
-	double gained = clamp(3 * f[TRK_PX_GAINED], 0, 1);
-	double t = 0.05 + 0.45 * f[TRK_PX_PROXIMITY] + 0.30 * lost + 0.20 * gained +
-		   0.15 * near_limit + 0.10 * rel_abs + 0.05 * f[TRK_PX_BRAKING];
-	return clamp(t + uniform(r, -0.05, 0.05), 0, 1);
-}
-
-trk_px_model *trk_px_synth(uint64_t seed, size_t count, sf_err *err)
-{
-	if (count == 0 || count > TRK_PX_MAX_TRACES) {
-		sf_err_set(err, SF_EINVAL, "count %zu outside 1..%d", count, TRK_PX_MAX_TRACES);
-		return NULL;
-	}
-	trk_px_trace *traces = malloc(count * sizeof *traces);
-	trk_px_sample *samples = malloc(TRK_PX_WINDOW * sizeof *samples);
-	trk_px_model *model = NULL;
-	if (!traces || !samples) {
-		sf_err_set(err, SF_ENOMEM, "out of memory for %zu traces", count);
-		goto fail;
-	}
-	rng r;
-	rng_seed(&r, seed);
-	for (size_t i = 0; i < count; i++) {
-		synth_samples(&r, samples);
-		if (trk_px_window_features(samples, TRK_PX_WINDOW, traces[i].window, err))
-			goto fail;
-		traces[i].intensity = synth_tension(&r, traces[i].window);
-	}
-	model = trk_px_model_new(traces, count, err);
-fail:
-	free(traces);
-	free(samples);
-	return model;
-}
-
-char *trk_px_synth_csv(uint64_t seed, size_t count, size_t *len, sf_err *err)
-{
-	char comment[256];
-	snprintf(comment, sizeof comment,
-		 "SYNTHETIC play traces, not human data: generated by tools/px_synth (seed "
-		 "0x%llx, %zu traces)\nfrom the tension model stated in docs/px-model.md. "
-		 "Regenerate: build/tools/px_synth > data/px/synthetic.csv",
-		 (unsigned long long)seed, count);
-	trk_px_model *model = trk_px_synth(seed, count, err);
-	if (!model)
-		return NULL;
-	char *csv = trk_px_model_csv(model, comment, len);
-	trk_px_model_free(model);
-	if (!csv)
-		sf_err_set(err, SF_ENOMEM, "out of memory formatting %zu traces", count);
-	return csv;
 }

@@ -56,7 +56,10 @@ enum trk_px_feature {
 
 /* The seed and size of the shipped synthetic trace set. */
 #define TRK_PX_SYNTH_SEED UINT64_C(0x5eed0005)
-#define TRK_PX_SYNTH_COUNT 200
+#define TRK_PX_SYNTH_COUNT 1000
+/* Decimals in data/px/synthetic.csv: 63 bytes a row, so the whole set (about
+ * 63 KB) fits one upload under the 64 KiB body limit. */
+#define TRK_PX_SYNTH_DIGITS 4
 
 /*
  * One tick of the player car, as the race logs it. Speeds in m/s,
@@ -83,6 +86,7 @@ typedef struct trk_px_trace {
 typedef struct trk_px_model {
 	size_t n;
 	trk_px_trace *traces;
+	size_t *order; /* trace indices by feature 0, ties by index: the nearest-neighbour walk */
 } trk_px_model;
 
 /*
@@ -192,6 +196,10 @@ json_t *trk_px_model_json(const trk_px_model *model);
  */
 char *trk_px_model_csv(const trk_px_model *model, const char *comment, size_t *len);
 
+/* The same with `digits` (1..6) decimals per value. */
+char *trk_px_model_csv_digits(const trk_px_model *model, const char *comment, int digits,
+			      size_t *len);
+
 /*
  * Generates the SYNTHETIC trace set: `count` (1..TRK_PX_MAX_TRACES) race
  * situations drawn from `seed`, each turned into TRK_PX_WINDOW samples,
@@ -203,7 +211,8 @@ trk_px_model *trk_px_synth(uint64_t seed, size_t count, sf_err *err);
 
 /*
  * The text of data/px/synthetic.csv: trk_px_synth(seed, count) as
- * trk_px_model_csv() with the SYNTHETIC banner. Caller frees; NULL with err
+ * trk_px_model_csv_digits() with TRK_PX_SYNTH_DIGITS decimals and the
+ * SYNTHETIC banner. Caller frees; NULL with err
  * set on failure.
  */
 char *trk_px_synth_csv(uint64_t seed, size_t count, size_t *len, sf_err *err);

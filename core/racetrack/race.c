@@ -154,6 +154,8 @@ void trk_race_params_default(trk_race_params *p)
 	p->log = 0;
 	p->on_tick = NULL;
 	p->on_tick_arg = NULL;
+	p->on_window = NULL;
+	p->on_window_arg = NULL;
 }
 
 void trk_race_result_free(trk_race_result *r)
@@ -250,6 +252,7 @@ int trk_speed_profile(const trk_track *track, const trk_race_params *params, dou
 
 typedef struct car {
 	double d;       /* total distance, m */
+	double s;       /* wrap(d, length): kept with d, read far more often */
 	double v;       /* m/s */
 	int lane;       /* 0 or 1 */
 	int follow;     /* consecutive ticks blocked */
@@ -298,13 +301,13 @@ static size_t sample_at(const trk_track *t, double s)
 static int car_ahead(const trk_track *t, const car *cars, int ci, int lane, double within,
 		     double *gap)
 {
-	double s = wrap(cars[ci].d, t->length);
+	double s = cars[ci].s;
 	int found = -1;
 	double nearest = within;
 	for (int o = 0; o < TRK_CARS; o++) {
 		if (o == ci || (lane >= 0 && cars[o].lane != lane))
 			continue;
-		double g = arc_delta(s, wrap(cars[o].d, t->length), t->length);
+		double g = arc_delta(s, cars[o].s, t->length);
 		if (g > 0 && g <= nearest) {
 			nearest = g;
 			found = o;
@@ -318,7 +321,7 @@ static int car_ahead(const trk_track *t, const car *cars, int ci, int lane, doub
 static void drive(const trk_track *t, const trk_race_params *p, car *cars, int ci)
 {
 	car *c = &cars[ci];
-	double s = wrap(c->d, t->length);
+	double s = c->s;
 	size_t k0 = sample_at(t, s);
 
 	/* 1. The tow. */
@@ -367,7 +370,7 @@ static void drive(const trk_track *t, const trk_race_params *p, car *cars, int c
 		for (int o = 0; pass && o < TRK_CARS; o++) {
 			if (o == ci || cars[o].lane == c->lane)
 				continue;
-			double g = arc_delta(s, wrap(cars[o].d, t->length), t->length);
+			double g = arc_delta(s, cars[o].s, t->length);
 			if (g >= -TRK_LANE_CLEAR && g <= TRK_LANE_CLEAR)
 				pass = 0;
 		}
@@ -384,11 +387,14 @@ static void drive(const trk_track *t, const trk_race_params *p, car *cars, int c
 	/* 5. Move. */
 	c->v = v;
 	c->d += v * TRK_TICK;
+	c->s = wrap(c->d, t->length);
 }
 
 /* The running PX of the player's segments. */
 typedef struct px_state {
 	const trk_px_model *model;
+	void (*on_window)(void *arg, const double window[TRK_PX_NFEAT]);
+	void *on_window_arg;
 	trk_px_sample window[TRK_PX_WINDOW];
 	size_t count; /* samples in window */
 	double sum;   /* predictions in the current segment */
@@ -405,6 +411,8 @@ static int px_predict(px_state *px, sf_err *err)
 		sf_err_prefix(err, "player sample: ");
 		return rc;
 	}
+	if (px->on_window)
+		px->on_window(px->on_window_arg, feat);
 	px->sum += trk_px_predict(px->model, feat);
 	px->npred++;
 	px->count = 0;
@@ -470,9 +478,9 @@ static trk_px_sample player_sample(const trk_track *t, const trk_race_params *p,
 	smp.gap_ahead = -1;
 	smp.gap_behind = -1;
 	smp.braking = braking != 0;
-	double s = wrap(me->d, t->length);
+	double s = me->s;
 	for (int o = 1; o < TRK_CARS; o++) {
-		double delta = arc_delta(s, wrap(cars[o].d, t->length), t->length);
+		double delta = arc_delta(s, cars[o].s, t->length);
 		if (delta >= -TRK_VIEW_BEHIND && delta <= TRK_VIEW_AHEAD &&
 		    smp.nvisible < TRK_PX_MAX_VISIBLE)
 			smp.visible_speed[smp.nvisible++] = cars[o].v;
@@ -530,8 +538,9 @@ static void grid_cars(const trk_track *t, const trk_race_params *p, uint64_t see
 	for (int i = 0; i < TRK_CARS; i++) {
 		car *c = &cars[i];
 		c->d = TRK_ROLL_GAP * (double)(slot[0] - slot[i]) + jitter[i];
+		c->s = wrap(c->d, t->length);
 		c->lane = slot[i] % 2;
-		double limit = c->profile[sample_at(t, wrap(c->d, t->length))];
+		double limit = c->profile[sample_at(t, c->s)];
 		c->v = limit < c->cruise ? limit : c->cruise;
 		out->grid[i] = slot[i] + 1;
 	}
@@ -565,12 +574,12 @@ static void count_passes(const car *cars, int prev_rank[TRK_CARS], int rank[TRK_
 }
 
 /* Hands the cars' state after tick `tick` to params->on_tick. */
-static void report_tick(const trk_race_params *p, size_t tick, const trk_track *t, const car *cars)
+static void report_tick(const trk_race_params *p, size_t tick, const car *cars)
 {
 	trk_car_state st[TRK_CARS];
 	for (int i = 0; i < TRK_CARS; i++) {
 		st[i].d = cars[i].d;
-		st[i].s = wrap(cars[i].d, t->length);
+		st[i].s = cars[i].s;
 		st[i].v = cars[i].v;
 		st[i].skill = cars[i].skill;
 		st[i].lane = cars[i].lane;
@@ -611,6 +620,8 @@ int trk_race_run(const trk_track *track, const trk_race_params *params, const tr
 	rank_cars(cars, prev_rank);
 
 	px->model = model;
+	px->on_window = p->on_window;
+	px->on_window_arg = p->on_window_arg;
 	px->count = 0;
 	px->sum = 0;
 	px->npred = 0;
@@ -641,11 +652,11 @@ int trk_race_run(const trk_track *track, const trk_race_params *params, const tr
 		out->ticks++;
 		count_passes(cars, prev_rank, rank, out);
 		if (p->on_tick)
-			report_tick(p, out->ticks, t, cars);
+			report_tick(p, out->ticks, cars);
 		car *me = &cars[0];
 		smp = player_sample(t, p, cars, me->v < v_prev);
 		out->final_standing = smp.standing;
-		if (p->log && log_push(out, &log_cap, wrap(me->d, t->length), me->v)) {
+		if (p->log && log_push(out, &log_cap, me->s, me->v)) {
 			rc = sf_err_set(err, SF_ENOMEM, "out of memory for the race log");
 			goto fail;
 		}
@@ -672,6 +683,7 @@ int trk_race_run(const trk_track *track, const trk_race_params *params, const tr
 		if (++since_check == TRK_STUCK_TICKS) {
 			if (me->d - d_check < TRK_STUCK_DIST) {
 				me->d = (double)t->seg_start[seg] * t->ds;
+				me->s = wrap(me->d, t->length);
 				me->v = 0;
 				if (++teleports == TRK_STUCK_TELEPORTS) {
 					out->stuck_segment = (int)seg;

@@ -62,6 +62,12 @@ typedef struct trk_race_params {
 	 * the call; the race does not depend on what the hook does. */
 	void (*on_tick)(void *arg, size_t tick, const trk_car_state cars[TRK_CARS]);
 	void *on_tick_arg;
+	/* When not NULL, called with every feature window of the player (px.h)
+	 * just before the model predicts it: how tools/px_synth draws the
+	 * synthetic trace set from the race's own feature distribution. Read
+	 * only, like on_tick. */
+	void (*on_window)(void *arg, const double window[TRK_PX_NFEAT]);
+	void *on_window_arg;
 } trk_race_params;
 
 typedef struct trk_race_result {

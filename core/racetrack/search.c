@@ -14,10 +14,13 @@
 #include "search.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../par.h"
+#include "check.h"
+#include "corners.h"
 #include "geom.h"
 #include "loop.h"
 #include "track.h"
@@ -27,25 +30,24 @@
 _Static_assert(TRK_MAX_SEGMENTS == TRK_FIT_MAX_SEGMENTS, "fitness.h holds every segment");
 
 /* Track construction constants (docs/racetrack.md). */
-#define TRK_SPACING 2.0    /* m between samples: a car covers ~1.2 m a tick */
-#define TRK_AMPLITUDE 10.0 /* m of elevation before the slope cap */
-#define TRK_PERIOD 6       /* noise cells around the loop */
-#define TRK_OCTAVES 2
-#define TRK_MAX_SLOPE 0.08 /* 8 % */
+#define TRK_SPACING 2.0     /* m between samples: a car covers ~1.2 m a tick */
+#define TRK_MAX_SLOPE 0.08  /* 8 % */
+#define TRK_CLIMB_GAIN 1.25 /* a climb gene's reach: |climb| past 1 (the cap) is clipped */
 
 void trk_search_params_default(trk_search_params *p)
 {
 	static const double target[] = { 0.2, 0.5, 0.8, 0.5, 0.2 };
 	memset(p, 0, sizeof *p);
-	p->points = 30;
-	p->width = 400;
-	p->height = 400;
+	p->points = 16;
+	p->width = TRK_DEFAULT_AREA;
+	p->height = TRK_DEFAULT_AREA;
 	p->track_width = 12;
 	p->ntarget = sizeof target / sizeof target[0];
 	memcpy(p->target, target, sizeof target);
 	strcpy(p->px_model, "synthetic");
 	p->player_skill = 0.5;
-	p->races_per_genome = 8;
+	p->races_per_genome = 12;
+	p->level_races = 32;
 	p->algorithm = TRK_ALG_GA;
 	p->population = 30;
 	p->generations = 50;
@@ -70,6 +72,15 @@ int trk_search_params_check(const trk_search_params *p, sf_err *err)
 	if (!(p->track_width >= 4 && p->track_width <= 40))
 		return sf_err_set(err, SF_EINVAL, "track_width %g is out of range (allowed: 4..40)",
 				  p->track_width);
+	double least = TRK_MIN_AREA_PER_WIDTH * p->track_width;
+	if (p->width < least || p->height < least)
+		return sf_err_set(err, SF_EINVAL,
+				  "%s %g is too small for track_width %g (allowed: at least %g, %g "
+				  "road widths, so that a circuit of Voronoi cells fits; leave "
+				  "width and height out to get %g)",
+				  p->width < least ? "width" : "height",
+				  p->width < least ? p->width : p->height, p->track_width, least,
+				  TRK_MIN_AREA_PER_WIDTH, trk_default_area(p->track_width));
 	if (p->ntarget < 2 || p->ntarget > TRK_MAX_TARGET)
 		return sf_err_set(err, SF_EINVAL,
 				  "target has %zu points (allowed: 2..%d numbers in 0..1)",
@@ -91,6 +102,11 @@ int trk_search_params_check(const trk_search_params *p, sf_err *err)
 		return sf_err_set(err, SF_EINVAL,
 				  "races_per_genome %d is out of range (allowed: 1..%d)",
 				  p->races_per_genome, TRK_MAX_RACES);
+	if (p->level_races < p->races_per_genome || p->level_races > TRK_MAX_RACES)
+		return sf_err_set(
+			err, SF_EINVAL,
+			"level_races %d is out of range (allowed: races_per_genome (%d)..%d)",
+			p->level_races, p->races_per_genome, TRK_MAX_RACES);
 	if (!trk_algorithm_name(p->algorithm))
 		return sf_err_set(err, SF_EINVAL, "algorithm %d is unknown (allowed: ga, random)",
 				  (int)p->algorithm);
@@ -106,7 +122,19 @@ int trk_search_params_check(const trk_search_params *p, sf_err *err)
 	return stars_config_check(&p->stars, err);
 }
 
+double trk_default_area(double track_width)
+{
+	double scaled = TRK_AREA_PER_WIDTH * track_width;
+	return scaled > TRK_DEFAULT_AREA ? scaled : TRK_DEFAULT_AREA;
+}
+
 size_t trk_genome_length(const trk_search_params *p)
+{
+	return TRK_GENOME_SEED + 4 * (size_t)p->points + TRK_GENE_BYTES;
+}
+
+/* Where the segment genes start: after the walk seed and the points. */
+static size_t genes_at(const trk_search_params *p)
 {
 	return TRK_GENOME_SEED + 4 * (size_t)p->points;
 }
@@ -192,19 +220,18 @@ static trk_vec2 genome_point(const trk_search_params *p, const uint8_t *genome, 
 			   .y = read_u16(q + 2) * (p->height / TRK_COORD_MAX) };
 }
 
-trk_track *trk_genome_track(const trk_search_params *p, const uint8_t *genome, sf_err *err)
+/*
+ * The circuit of `genome`: its points' Voronoi diagram walked from its walk
+ * seed. NULL with err set when there is none (SF_ENOMEM, or a code for an
+ * unbuildable layout).
+ */
+static trk_loop *genome_loop(const trk_search_params *p, const uint8_t *genome, sf_err *err)
 {
 	size_t n = (size_t)p->points;
-	/* Room for the points, then for the circuit's control points. */
-	trk_vec2 *pts = malloc((n > TRK_MAX_SEGMENTS ? n : TRK_MAX_SEGMENTS) * sizeof *pts);
+	trk_vec2 pts[TRK_SEARCH_MAX_POINTS];
 	trk_delaunay *dt = NULL;
 	trk_voronoi *vd = NULL;
 	trk_loop *loop = NULL;
-	trk_track *track = NULL;
-	if (!pts) {
-		sf_err_set(err, SF_ENOMEM, "out of memory for the points");
-		return NULL;
-	}
 	/* The operators keep the points sorted (x, then y), so equal points are
 	 * neighbours: a repeat adds nothing to the diagram and is dropped. */
 	size_t m = 0;
@@ -226,36 +253,63 @@ trk_track *trk_genome_track(const trk_search_params *p, const uint8_t *genome, s
 	lp.min_edge_length = p->track_width;
 	lp.max_attempts = 16;
 	lp.steps_per_attempt = 1024;
-	uint64_t walk = read_u64(genome);
 	rng r;
-	rng_seed(&r, walk);
-	if (!(loop = trk_loop_new(vd, &lp, &r, err)))
-		goto done;
-	trk_track_params tp = { .spacing = TRK_SPACING,
-				.width = p->track_width,
-				.amplitude = TRK_AMPLITUDE,
-				.period = TRK_PERIOD,
-				.octaves = TRK_OCTAVES,
-				.max_slope = TRK_MAX_SLOPE,
-				.seed = mix64(walk ^ UINT64_C(0xe1e7)) };
-	/* The spline runs through the midpoints of the circuit's sides, which
-	 * rounds every Voronoi corner (a spline through the corners themselves
-	 * turns far too sharply: docs/racetrack.md). */
-	for (size_t i = 0; i < loop->n; i++) {
-		trk_vec2 a = loop->points[i], b = loop->points[(i + 1) % loop->n];
-		pts[i].x = (a.x + b.x) / 2;
-		pts[i].y = (a.y + b.y) / 2;
-	}
-	track = trk_track_build(pts, loop->n, &tp, err);
+	rng_seed(&r, read_u64(genome));
+	loop = trk_loop_new(vd, &lp, &r, err);
 done:
-	trk_loop_free(loop);
 	trk_voronoi_free(vd);
 	trk_delaunay_free(dt);
-	free(pts);
+	return loop;
+}
+
+trk_track *trk_genome_track(const trk_search_params *p, const uint8_t *genome, sf_err *err)
+{
+	trk_track *track = NULL;
+	trk_loop *loop = genome_loop(p, genome, err);
+	if (!loop)
+		return NULL;
+	/* Segment k's genes: the tightness of corner k and the climb over it. */
+	const uint8_t *genes = genome + genes_at(p);
+	double tight[TRK_MAX_SEGMENTS], climb[TRK_MAX_SEGMENTS];
+	for (size_t k = 0; k < loop->n; k++) {
+		tight[k] = genes[k] / 255.0;
+		climb[k] = clamp((genes[TRK_MAX_SEGMENTS + k] - 127.5) / 127.5 * TRK_CLIMB_GAIN, -1,
+				 1);
+	}
+	trk_limits lim = trk_search_limits(p);
+	trk_path path;
+	if (trk_corners_sample(loop->points, loop->n, tight, lim.max_curvature, TRK_SPACING, &path,
+			       err))
+		goto done;
+	double *z = malloc(path.n * sizeof *z);
+	if (!z) {
+		sf_err_set(err, SF_ENOMEM, "out of memory for the elevation");
+		trk_path_release(&path);
+		goto done;
+	}
+	if (!trk_hills(&path, climb, TRK_MAX_SLOPE, z, err))
+		track = trk_track_from_path(&path, z, p->track_width, err);
+	else
+		trk_path_release(&path);
+	free(z);
+done:
+	trk_loop_free(loop);
 	return track;
 }
 
 /* ---- operators ---- */
+
+/*
+ * What the search learnt about a layout (walk seed and points): the
+ * per-segment error of the best genome raced on it. The gene mutation
+ * reads it to move a segment's tightness the way its error points.
+ */
+typedef struct layout_hint {
+	uint64_t hash;                /* FNV-1a of the layout's bytes */
+	double fitness;               /* the best GA fitness seen on this layout (0: none) */
+	size_t nseg;                  /* its circuit's segments */
+	double err[TRK_MAX_SEGMENTS]; /* target - mean PX per segment, that genome's */
+} layout_hint;
 
 /* The GA's context for the operators and evaluate(). */
 typedef struct trk_evaluator {
@@ -266,6 +320,11 @@ typedef struct trk_evaluator {
 	const uint8_t *genomes;
 	size_t n, len;
 	ga_eval *out;
+	double *lo, *hi;     /* per genome of the batch: its lowest, highest segment PX */
+	double px_lo, px_hi; /* over every genome raced so far (lo > hi: none yet) */
+	layout_hint *slot;   /* per genome of the batch: what it taught */
+	layout_hint *hints;  /* per layout raced so far, in order of first sight */
+	size_t nhints, cap;
 	atomic_uint_fast64_t races;
 	atomic_int failed; /* SF_ENOMEM from a worker ends the run */
 } trk_evaluator;
@@ -306,12 +365,9 @@ static void write_point(const trk_search_params *p, uint8_t *q, trk_vec2 v)
 		  (unsigned)clamp(floor(v.y / p->height * TRK_COORD_MAX + 0.5), 0, TRK_COORD_MAX));
 }
 
-/* A random layout as trk_points_random() spreads it (at least half a mean
- * spacing apart) and a random walk seed. */
-static void op_random(void *ctx, rng *r, uint8_t *g)
+void trk_genome_random(const trk_search_params *p, rng *r, uint8_t *g)
 {
-	const trk_search_params *p = ctx_params(ctx);
-	size_t n = genome_points(ctx);
+	size_t n = (size_t)p->points;
 	write_u64(g, rng_next(r));
 	trk_vec2 pts[TRK_SEARCH_MAX_POINTS];
 	double spacing = sqrt(p->width * p->height / (double)n);
@@ -321,14 +377,84 @@ static void op_random(void *ctx, rng *r, uint8_t *g)
 	for (size_t i = 0; i < n; i++)
 		write_point(p, g + TRK_GENOME_SEED + 4 * i, pts[i]);
 	sort_points(g, n);
+	for (size_t k = 0; k < TRK_GENE_BYTES; k++)
+		g[genes_at(p) + k] = (uint8_t)rng_below(r, 256);
 }
 
-/* The walk seed is redrawn whole with probability `rate`; each point, with
- * the same probability, moves by up to TRK_MOVE mean spacings in x and y. */
+static void op_random(void *ctx, rng *r, uint8_t *g)
+{
+	trk_genome_random(ctx_params(ctx), r, g);
+}
+
+static uint64_t layout_hash(const trk_search_params *p, const uint8_t *g)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	for (size_t i = 0; i < genes_at(p); i++)
+		h = (h ^ g[i]) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+static const layout_hint *find_hint(const trk_evaluator *ev, uint64_t hash)
+{
+	for (size_t i = 0; i < ev->nhints; i++)
+		if (ev->hints[i].hash == hash)
+			return &ev->hints[i];
+	return NULL;
+}
+
+/*
+ * Directed tuning: each segment's tightness moves against its error on
+ * the layout's best genome (PX too low: a wider, faster corner; too high:
+ * a tighter one), with probability min(1, |error| / 0.1) and by a uniform
+ * step of up to min(TRK_GENE_STEP, 600 |error|). Returns how many moved.
+ */
+static size_t directed_mutation(const layout_hint *h, rng *r, uint8_t *genes)
+{
+	size_t moved = 0;
+	for (size_t k = 0; k < h->nseg; k++) {
+		double e = h->err[k], mag = e < 0 ? -e : e;
+		if (!(rng_unit(r) < mag / 0.1))
+			continue;
+		double reach = 600 * mag < TRK_GENE_STEP ? 600 * mag : TRK_GENE_STEP;
+		double step = rng_unit(r) * reach * (e > 0 ? -1 : 1);
+		genes[k] = (uint8_t)clamp(floor(genes[k] + step + 0.5), 0, 255);
+		moved++;
+	}
+	return moved;
+}
+
+/*
+ * Half the mutations change the layout: the walk seed is redrawn whole
+ * with probability `rate`; each point, with the same probability, moves by
+ * up to TRK_MOVE mean spacings in x and y. The other half keep the layout
+ * (so the circuit) and tune its segments: each gene byte, with probability
+ * `rate` (at least one), steps by up to +-TRK_GENE_STEP, clamped to 0..255.
+ */
 static void op_mutate(void *ctx, rng *r, double rate, uint8_t *g)
 {
 	const trk_search_params *p = ctx_params(ctx);
 	size_t n = genome_points(ctx);
+	if (rng_below(r, 4)) {
+		const layout_hint *h = find_hint(ctx, layout_hash(p, g));
+		if (h && rng_below(r, 2) && directed_mutation(h, r, g + genes_at(p)))
+			return;
+		/* Only the genes of the circuit's segments: the rest are unread. */
+		trk_loop *loop = genome_loop(p, g, NULL);
+		size_t used = loop ? loop->n : TRK_MAX_SEGMENTS;
+		trk_loop_free(loop);
+		uint8_t *genes = g + genes_at(p);
+		size_t forced = (size_t)rng_below(r, 2 * used);
+		forced = forced < used ? forced : TRK_MAX_SEGMENTS + forced - used;
+		for (size_t k = 0; k < TRK_GENE_BYTES; k++) {
+			if (k % TRK_MAX_SEGMENTS >= used)
+				continue;
+			if (k != forced && !(rng_unit(r) < rate))
+				continue;
+			double step = (2 * rng_unit(r) - 1) * TRK_GENE_STEP;
+			genes[k] = (uint8_t)clamp(floor(genes[k] + step + 0.5), 0, 255);
+		}
+		return;
+	}
 	if (rng_unit(r) < rate)
 		write_u64(g, rng_next(r));
 	double reach = TRK_MOVE * sqrt(p->width * p->height / (double)n);
@@ -343,17 +469,34 @@ static void op_mutate(void *ctx, rng *r, double rate, uint8_t *g)
 	sort_points(g, n);
 }
 
-/* Single point on the sorted point list: the child takes the parent a's
- * points left of the cut and b's right of it (so each half of the layout
- * survives whole), and the walk seed of either parent. */
+/*
+ * The layout: half the time parent a's whole (so b's segment genes meet
+ * a's circuit), half the time a single-point cut on the sorted point list
+ * (a's points left of the cut, b's right of it, each part of a layout
+ * surviving whole) with the walk seed of either parent. The segment genes:
+ * a single cut over the segments, a's before it, b's from it, a segment's
+ * tightness and climb travelling together.
+ */
 static void op_crossover(void *ctx, rng *r, const uint8_t *a, const uint8_t *b, uint8_t *child)
 {
+	const trk_search_params *p = ctx_params(ctx);
 	size_t n = genome_points(ctx);
-	size_t cut = 1 + (size_t)rng_below(r, n - 1);
-	memcpy(child, rng_below(r, 2) ? b : a, TRK_GENOME_SEED);
-	memcpy(child + TRK_GENOME_SEED, a + TRK_GENOME_SEED, 4 * cut);
-	memcpy(child + TRK_GENOME_SEED + 4 * cut, b + TRK_GENOME_SEED + 4 * cut, 4 * (n - cut));
-	sort_points(child, n);
+	if (rng_below(r, 4)) {
+		memcpy(child, a, genes_at(p));
+	} else {
+		size_t cut = 1 + (size_t)rng_below(r, n - 1);
+		memcpy(child, rng_below(r, 2) ? b : a, TRK_GENOME_SEED);
+		memcpy(child + TRK_GENOME_SEED, a + TRK_GENOME_SEED, 4 * cut);
+		memcpy(child + TRK_GENOME_SEED + 4 * cut, b + TRK_GENOME_SEED + 4 * cut,
+		       4 * (n - cut));
+		sort_points(child, n);
+	}
+	size_t at = genes_at(p), cut = (size_t)rng_below(r, TRK_MAX_SEGMENTS + 1);
+	for (size_t k = 0; k < TRK_MAX_SEGMENTS; k++) {
+		const uint8_t *from = k < cut ? a : b;
+		child[at + k] = from[at + k];
+		child[at + TRK_MAX_SEGMENTS + k] = from[at + TRK_MAX_SEGMENTS + k];
+	}
 }
 
 static void describe_genome(void *ctx, const uint8_t *g, char *buf, size_t size)
@@ -409,7 +552,8 @@ int trk_genome_px(const trk_search_params *p, const trk_px_model *model, const u
  * FITNESS_SHIFT - the per-segment error otherwise. Descriptors: the length
  * within the limits, and the share of segments the player completed.
  */
-static int evaluate_one(trk_evaluator *ev, const uint8_t *g, ga_eval *out)
+static int evaluate_one(trk_evaluator *ev, const uint8_t *g, ga_eval *out, double *lo, double *hi,
+			layout_hint *hint)
 {
 	memset(out, 0, sizeof *out);
 	trk_px_fit fit;
@@ -420,6 +564,17 @@ static int evaluate_one(trk_evaluator *ev, const uint8_t *g, ga_eval *out)
 		return rc == SF_ENOMEM ? rc : 0;
 	atomic_fetch_add(&ev->races, (uint64_t)ev->p->races_per_genome);
 	out->fitness = clamp(FITNESS_SHIFT - fit.error, 0, FITNESS_SHIFT);
+	hint->hash = layout_hash(ev->p, g);
+	hint->fitness = out->fitness;
+	hint->nseg = fit.nsegments;
+	for (size_t k = 0; k < fit.nsegments; k++)
+		hint->err[k] = fit.target[k] - fit.mean[k];
+	/* What the model produced: segments of races the player completed. */
+	if (fit.completed == 1 && lo && hi)
+		for (size_t k = 0; k < fit.nsegments; k++) {
+			*lo = fit.mean[k] < *lo ? fit.mean[k] : *lo;
+			*hi = fit.mean[k] > *hi ? fit.mean[k] : *hi;
+		}
 	trk_limits lim = trk_search_limits(ev->p);
 	out->desc[0] = clamp((length - lim.min_length) / (lim.max_length - lim.min_length), 0, 1);
 	out->desc[1] = fit.completed;
@@ -430,7 +585,11 @@ static int evaluate_one(trk_evaluator *ev, const uint8_t *g, ga_eval *out)
 static int eval_item(void *arg, size_t i)
 {
 	trk_evaluator *ev = arg;
-	int rc = evaluate_one(ev, ev->genomes + i * ev->len, &ev->out[i]);
+	ev->lo[i] = 2;
+	ev->hi[i] = -2;
+	ev->slot[i].fitness = 0;
+	int rc = evaluate_one(ev, ev->genomes + i * ev->len, &ev->out[i], &ev->lo[i], &ev->hi[i],
+			      &ev->slot[i]);
 	if (rc)
 		atomic_store(&ev->failed, rc);
 	return 0;
@@ -442,9 +601,46 @@ static int eval_batch(void *ctx, const uint8_t *genomes, size_t n, ga_eval *out,
 	ev->genomes = genomes;
 	ev->n = n;
 	ev->out = out;
-	int rc = par_for(ev->threads, n, eval_item, ev, err);
+	ev->lo = malloc(n * sizeof *ev->lo);
+	ev->hi = malloc(n * sizeof *ev->hi);
+	ev->slot = malloc(n * sizeof *ev->slot);
+	int rc = !ev->lo || !ev->hi || !ev->slot
+			 ? sf_err_set(err, SF_ENOMEM, "out of memory for a batch")
+			 : par_for(ev->threads, n, eval_item, ev, err);
 	if (!rc && atomic_load(&ev->failed))
 		rc = sf_err_set(err, SF_ENOMEM, "out of memory evaluating tracks");
+	/* min and max do not depend on the order: the range is deterministic. */
+	for (size_t i = 0; !rc && i < n; i++) {
+		ev->px_lo = ev->lo[i] < ev->px_lo ? ev->lo[i] : ev->px_lo;
+		ev->px_hi = ev->hi[i] > ev->px_hi ? ev->hi[i] : ev->px_hi;
+	}
+	/* The hints, in batch order: the same whatever the thread count. */
+	for (size_t i = 0; !rc && i < n; i++) {
+		if (!(ev->slot[i].fitness > 0))
+			continue;
+		layout_hint *h = (layout_hint *)find_hint(ev, ev->slot[i].hash);
+		if (!h) {
+			if (ev->nhints == ev->cap) {
+				size_t cap = ev->cap ? 2 * ev->cap : 256;
+				layout_hint *grown = realloc(ev->hints, cap * sizeof *grown);
+				if (!grown) {
+					rc = sf_err_set(err, SF_ENOMEM,
+							"out of memory for the hints");
+					break;
+				}
+				ev->hints = grown;
+				ev->cap = cap;
+			}
+			ev->hints[ev->nhints++] = ev->slot[i];
+		} else if (ev->slot[i].fitness > h->fitness) {
+			*h = ev->slot[i];
+		}
+	}
+	free(ev->lo);
+	free(ev->hi);
+	free(ev->slot);
+	ev->lo = ev->hi = NULL;
+	ev->slot = NULL;
 	return rc;
 }
 
@@ -476,9 +672,10 @@ static int star_race(void *arg, size_t k)
 	return 0;
 }
 
+/* A lap in tenths of a second, as the check (check.h) rounds it. */
 static long tenths(double seconds)
 {
-	return (long)floor(seconds * 10 + 0.5);
+	return (long)trk_lap_tenths(seconds);
 }
 
 /*
@@ -534,10 +731,7 @@ static int level_stars(const trk_search_params *p, const trk_px_model *model, in
 		return 0;
 	for (int i = 0; i < 3; i++)
 		lv->thresholds[i] = (double)(slow - (long)t[i] * unit) / 10.0;
-	lv->player_stars = 0;
-	if (lv->race.finished)
-		for (int i = 0; i < 3; i++)
-			lv->player_stars += tenths(lv->race.lap_time) <= tenths(lv->thresholds[i]);
+	lv->player_stars = lv->race.finished ? trk_lap_stars(lv->race.lap_time, lv->thresholds) : 0;
 	return 1;
 }
 
@@ -572,10 +766,10 @@ static int make_level(const trk_search_params *p, const trk_px_model *model, int
 	trk_race_params rp;
 	trk_race_params_default(&rp);
 	rp.player_skill = p->player_skill;
-	size_t nraces = (size_t)p->races_per_genome;
+	size_t nraces = (size_t)p->level_races;
 	memcpy(lv->race_seeds, seeds, nraces * sizeof *seeds);
 	lv->race_seed = seeds[0];
-	/* The same races as the evaluator's, so the level shows what the GA saw. */
+	/* The level's races: the report races, which no choice was made on. */
 	int rc = trk_track_px(lv->track, &rp, model, seeds, nraces, p->target, p->ntarget, &lv->fit,
 			      &lv->race, err);
 	if (rc)
@@ -583,6 +777,115 @@ static int make_level(const trk_search_params *p, const trk_px_model *model, int
 	lv->races = nraces;
 	lv->fitness = -lv->fit.error;
 	return level_stars(p, model, threads, lv, err);
+}
+
+/*
+ * Warns when the target asks for PX the experience model did not produce:
+ * above the highest (or below the lowest) segment PX of every track the
+ * search raced, or outside the model's labels altogether. The level then
+ * follows the target only as far as the model lets it.
+ */
+static void range_warnings(const trk_search_params *p, const trk_px_model *model,
+			   trk_search_result *out)
+{
+	double tlo = p->target[0], thi = p->target[0];
+	for (size_t i = 1; i < p->ntarget; i++) {
+		tlo = p->target[i] < tlo ? p->target[i] : tlo;
+		thi = p->target[i] > thi ? p->target[i] : thi;
+	}
+	double llo = model->traces[0].intensity, lhi = llo;
+	for (size_t i = 1; i < model->n; i++) {
+		llo = model->traces[i].intensity < llo ? model->traces[i].intensity : llo;
+		lhi = model->traces[i].intensity > lhi ? model->traces[i].intensity : lhi;
+	}
+	size_t w = 0;
+	if (thi > lhi || tlo < llo)
+		snprintf(out->warnings[w++], sizeof out->warnings[0],
+			 "target spans %.3g..%.3g but the experience model '%s' labels only "
+			 "%.3g..%.3g: no track can follow it outside that range",
+			 tlo, thi, p->px_model, llo, lhi);
+	else if (out->px_lo > out->px_hi)
+		snprintf(out->warnings[w++], sizeof out->warnings[0],
+			 "no raceable track was found, so the target could not be compared "
+			 "with what the model produces");
+	else if (thi > out->px_hi || tlo < out->px_lo)
+		snprintf(out->warnings[w++], sizeof out->warnings[0],
+			 "target spans %.3g..%.3g but the segments of the %llu tracks raced "
+			 "reached only %.3g..%.3g PX with the experience model '%s': the "
+			 "level cannot follow the target %s",
+			 tlo, thi, (unsigned long long)out->evaluations, out->px_lo, out->px_hi,
+			 p->px_model,
+			 thi > out->px_hi && tlo < out->px_lo ? "at either end"
+			 : thi > out->px_hi                   ? "at its highest"
+							      : "at its lowest");
+	out->nwarnings = w;
+}
+
+typedef struct confirm_batch {
+	const trk_search_params *p;
+	const trk_px_model *model;
+	const uint64_t *seeds; /* level_races of them */
+	const ga_result *gr;
+	double *error; /* per candidate: its error over the level races, 3 when none */
+	atomic_int failed;
+} confirm_batch;
+
+static int confirm_item(void *arg, size_t i)
+{
+	confirm_batch *cb = arg;
+	trk_px_fit fit;
+	int rc = genome_fit(cb->p, cb->model, cb->gr->genomes + i * cb->gr->length, cb->seeds,
+			    (size_t)cb->p->level_races, &fit, NULL, NULL);
+	if (rc < 0)
+		atomic_store(&cb->failed, rc);
+	cb->error[i] = rc > 0 ? fit.error : 3;
+	return 0;
+}
+
+/*
+ * The order in which genomes become levels. The GA ranks genomes on
+ * races_per_genome races, and the best of them is partly the luckiest on
+ * those races (a winner's curse: its error on other races is higher). So
+ * the TRK_CONFIRM best valid genomes (at least count) are raced again on
+ * the job's first level_races races (trk_race_seeds; the first
+ * races_per_genome of them are the fitness races) and ordered by that
+ * error (ties by GA rank); the rest follow in GA order. The choice has a
+ * (smaller) winner's curse of its own, so a level then reports its PX on
+ * level_races other races, trk_report_seeds(), that no choice was made on.
+ * Writes the order (malloc'ed) and its length; adds the races run.
+ */
+static int confirm_order(const trk_search_params *p, const trk_px_model *model, int threads,
+			 const uint64_t *seeds, const ga_result *gr, size_t **order, size_t *norder,
+			 uint64_t *races, sf_err *err)
+{
+	size_t valid = 0;
+	while (valid < gr->count && gr->evals[valid].fitness > 0)
+		valid++;
+	size_t k = (size_t)p->count > TRK_CONFIRM ? (size_t)p->count : TRK_CONFIRM;
+	k = k < valid ? k : valid;
+	*order = malloc((valid ? valid : 1) * sizeof **order);
+	double *error = malloc((k ? k : 1) * sizeof *error);
+	if (!*order || !error) {
+		free(error);
+		return sf_err_set(err, SF_ENOMEM, "out of memory for the candidates");
+	}
+	confirm_batch cb = { .p = p, .model = model, .seeds = seeds, .gr = gr, .error = error };
+	int rc = par_for(threads, k, confirm_item, &cb, err);
+	if (!rc && atomic_load(&cb.failed))
+		rc = sf_err_set(err, SF_ENOMEM, "out of memory confirming the candidates");
+	*races += (uint64_t)k * (uint64_t)p->level_races;
+	for (size_t i = 0; i < valid; i++)
+		(*order)[i] = i;
+	/* Insertion sort of the first k by error, stable: k is small. */
+	for (size_t i = 1; !rc && i < k; i++)
+		for (size_t j = i; j > 0 && error[(*order)[j]] < error[(*order)[j - 1]]; j--) {
+			size_t t = (*order)[j];
+			(*order)[j] = (*order)[j - 1];
+			(*order)[j - 1] = t;
+		}
+	free(error);
+	*norder = valid;
+	return rc;
 }
 
 static int same_track(const trk_track *a, const trk_track *b)
@@ -612,6 +915,8 @@ int trk_search_run(const trk_search_params *p, const trk_search_opts *opts, trk_
 			     .model = model,
 			     .threads = opts->threads,
 			     .seeds = seeds,
+			     .px_lo = 2,
+			     .px_hi = -2,
 			     .len = trk_genome_length(p) };
 	ga_problem prob = { .length = ev.len,
 			    .alphabet = 256,
@@ -642,11 +947,19 @@ int trk_search_run(const trk_search_params *p, const trk_search_opts *opts, trk_
 			rc = sf_err_set(err, SF_ENOMEM, "out of memory for the levels");
 	}
 	uint64_t races = atomic_load(&ev.races);
-	/* Best first: past the first genome without a valid track, none has one. */
-	for (size_t i = 0;
-	     !rc && i < gr.count && out->count < (size_t)p->count && gr.evals[i].fitness > 0; i++) {
+	uint64_t lseeds[TRK_MAX_RACES], rseeds[TRK_MAX_RACES];
+	trk_race_seeds(opts->seed, (size_t)p->level_races, lseeds);
+	trk_report_seeds(opts->seed, (size_t)p->level_races, rseeds);
+	size_t *order = NULL, norder = 0;
+	if (!rc)
+		rc = confirm_order(p, model, opts->threads, lseeds, &gr, &order, &norder, &races,
+				   err);
+	/* Confirmed candidates first, then the rest best first: past the first
+	 * genome without a valid track, none has one. */
+	for (size_t o = 0; !rc && o < norder && out->count < (size_t)p->count; o++) {
+		size_t i = order[o];
 		trk_level *lv = &out->levels[out->count];
-		int kept = make_level(p, model, opts->threads, seeds, gr.genomes + i * gr.length,
+		int kept = make_level(p, model, opts->threads, rseeds, gr.genomes + i * gr.length,
 				      &gr.evals[i], lv, err);
 		races += lv->races;
 		for (size_t j = 0; kept > 0 && j < out->count; j++)
@@ -670,9 +983,14 @@ int trk_search_run(const trk_search_params *p, const trk_search_opts *opts, trk_
 		out->generations_run = gr.generations_run;
 		out->evaluations = gr.evaluations;
 		out->races = races;
+		out->px_lo = ev.px_lo;
+		out->px_hi = ev.px_hi;
+		range_warnings(p, model, out);
 		gr.series = NULL;
 	}
 	ga_result_free(&gr);
+	free(order);
+	free(ev.hints);
 	trk_px_model_free(own);
 	if (rc)
 		trk_search_result_free(out);

@@ -4,45 +4,50 @@
  * designer's player-experience (PX) curve, and the level it turns the best
  * tracks into. docs/racetrack.md argues for every choice made here.
  *
- * Genome (bytes, as core/search/ga.h wants them): the track's points and
- * its walk seed. 8 bytes of walk seed (little-endian), then 4 bytes per
- * point: x and y quantised to 16 bits over the area (q / 65535 x width),
- * little-endian, the points always sorted by x then y (one layout, one
- * genome). The track of a genome:
- *
+ * Genome (bytes, as core/search/ga.h wants them): the layout, then one pair
+ * of genes per segment. 8 bytes of walk seed (little-endian), 4 bytes per
+ * point (x and y quantised to 16 bits over the area, q / 65535 x width,
+ * little-endian, the points always sorted by x then y: one layout, one
+ * genome), then TRK_MAX_SEGMENTS tightness bytes and TRK_MAX_SEGMENTS
+ * climb bytes. The track of a genome:
  *   points    the genome's points (a repeated point dropped)
  *   diagram   Delaunay triangulation, clipped Voronoi diagram
- *   circuit   trk_loop_new() seeded with the walk seed
- *   track     trk_track_build() through the midpoints of the circuit's
- *             sides (rounding its corners): spline, elevation (noise
- *             seeded from the walk seed); valid when it passes every
- *             predicate of trk_track_check() with trk_search_limits()
- *
+ *   circuit   trk_loop_new() seeded with the walk seed (8..24 corners)
+ *   track     corners.h: straight sides, corner k rounded at tightness
+ *             byte k / 255 within the curvature limit, segment k climbing
+ *             by climb byte k (mapped to -1..1 of the slope cap); valid
+ *             when it passes every predicate of trk_track_check() with
+ *             trk_search_limits(). Genes of segments past the circuit's
+ *             count are unread.
  * Fitness (fitness.h, issue 13): every genome is raced on the same
  * races_per_genome race seeds, derived from the job's seed (common random
  * numbers); a segment's PX is the mean over those races, and the error is
  * the mean over segments of |target - mean PX| (0..2), so the number of
- * segments is not rewarded. The level's fitness is -error (0 a perfect
- * match); ga.h needs a fitness >= 0, so the GA sees TRK_FITNESS_SHIFT -
- * error, TRK_FITNESS_SHIFT being 3: every track that can be raced scores at least 1,
- * a genome with no valid track 0. Parents are drawn by tournament
- * (TRK_TOURNAMENT), which sees only the ranking.
- *
- * Algorithm "random" (the baseline): the same loop, operators and
- * evaluation, every offspring a random genome (ga.h's GA_RANDOM), so it
- * draws as many genomes as the GA can evaluate.
- *
+ * segments is not rewarded. ga.h needs a fitness >= 0, so the GA sees
+ * TRK_FITNESS_SHIFT - error: every track that can be raced scores at least
+ * 1, a genome with no valid track 0. Parents are drawn by tournament
+ * (TRK_TOURNAMENT), which sees only the ranking. The TRK_CONFIRM best
+ * genomes are then raced on the job's first level_races races (the
+ * fitness races and more) and become levels in order of that error: the
+ * winner of a ranking on a few races is partly the luckiest on them. A
+ * level reports its PX and error (fitness = -error) on level_races other
+ * races, trk_report_seeds(), which no choice was made on.
+ * Algorithm "random" (the baseline): the same loop, operators, evaluation
+ * and confirmation, every offspring a random genome (ga.h's GA_RANDOM), so
+ * it draws as many genomes as the GA can evaluate.
  * Operators (deterministic, from the GA's one stream; each leaves the
  * points sorted):
- *  - random: trk_points_random() (points at least half a mean spacing
- *    apart), quantised, and a random walk seed;
- *  - mutate: the walk seed is redrawn whole with probability `rate` (a
- *    changed byte changes its whole stream anyway); each point, with
- *    probability `rate`, moves by up to TRK_MOVE mean spacings in x and y;
- *  - crossover: single point on the sorted point list, so the child has
- *    parent a's points left of the cut and b's right of it (each part of
- *    a layout survives whole), and the walk seed of either parent.
- *
+ *  - random: trk_genome_random();
+ *  - mutate: three times in four the layout is kept and the segments
+ *    tuned: half of those times (when the layout was raced before) each
+ *    segment's tightness moves against its error on the layout's best
+ *    genome (directed), otherwise used gene bytes step by up to
+ *    +-TRK_GENE_STEP with probability `rate` (one at least); the fourth
+ *    time the walk seed is redrawn with probability `rate` and each point,
+ *    with the same probability, moves by up to TRK_MOVE mean spacings;
+ *  - crossover: the layout is parent a's three times in four, else a
+ *    single-point cut on the sorted point list with either parent's walk
+ *    seed; the segment genes are cut once, a's before, b's after.
  * Stars on lap time (lower is better): TRK_STAR_SKILLS agents of skill
  * 0.1..0.9, star_seeds races each, race the chosen track; their lap times
  * in tenths of a second form a histogram with score = slowest - lap, which
@@ -57,6 +62,7 @@
 #include <stdint.h>
 
 #include "../err.h"
+#include "../rng.h"
 #include "../search/ga.h"
 #include "../stars.h"
 #include "fitness.h"
@@ -75,7 +81,14 @@
 #define TRK_FITNESS_SHIFT 3.0 /* the GA's fitness of a valid track: this - error */
 #define TRK_TOURNAMENT 3      /* parent selection: the best of 3 (docs/racetrack.md) */
 #define TRK_MOVE 0.25         /* the largest mutation move, in mean point spacings */
-#define TRK_STAR_SKILLS 9     /* skills 0.1, 0.2, ..., 0.9 */
+#define TRK_GENE_BYTES (2 * TRK_MAX_SEGMENTS) /* tightness, then climb, per segment */
+#define TRK_GENE_STEP 48.0                    /* the largest mutation step of a gene byte */
+#define TRK_MAX_WARNINGS 2
+#define TRK_CONFIRM 8 /* best genomes raced again on level_races before levels are chosen */
+#define TRK_DEFAULT_AREA 400.0          /* m, width and height for roads up to 12 m */
+#define TRK_AREA_PER_WIDTH (400.0 / 12) /* beyond: the default area grows with the road */
+#define TRK_MIN_AREA_PER_WIDTH 25.0     /* the smallest area, in road widths */
+#define TRK_STAR_SKILLS 9               /* skills 0.1, 0.2, ..., 0.9 */
 
 typedef enum trk_algorithm {
 	TRK_ALG_GA,     /* "ga": the genetic algorithm, tournament selection */
@@ -93,8 +106,13 @@ typedef struct trk_search_params {
 	/* "synthetic" (trk_px_synth, the shipped set's seed) or an uploaded
 	 * model's name (trk_px_name_valid; the caller supplies the model) */
 	char px_model[TRK_PX_NAME_MAX + 1];
-	double player_skill;     /* the player agent of the fitness races, default 0.5, 0..1 */
-	int races_per_genome;    /* fitness races per genome, default 8, 1..TRK_MAX_RACES */
+	double player_skill;  /* the player agent of the fitness races, default 0.5, 0..1 */
+	int races_per_genome; /* fitness races per genome, default 8, 1..TRK_MAX_RACES */
+	/* races the best genomes are ranked on again (the job's first
+	 * level_races, the fitness races among them) and that a level reports
+	 * its PX on (as many trk_report_seeds), default 32,
+	 * races_per_genome..TRK_MAX_RACES */
+	int level_races;
 	trk_algorithm algorithm; /* default ga */
 	int population;          /* default 30, 2..1000 (the paper's) */
 	int generations;         /* default 50, 1..1000 (the paper's) */
@@ -130,7 +148,13 @@ typedef struct trk_search_result {
 	int generations_run;
 	uint64_t evaluations; /* distinct genomes evaluated */
 	uint64_t races;       /* races simulated in all */
-	double seconds;       /* wall time of the search; never in the JSON */
+	/* The lowest and highest segment PX (mean over the fitness races) of
+	 * every raced track whose races all finished; px_lo > px_hi when none. */
+	double px_lo, px_hi;
+	/* Target outside what the model produced (or can produce at all). */
+	size_t nwarnings;
+	char warnings[TRK_MAX_WARNINGS][320];
+	double seconds; /* wall time of the search; never in the JSON */
 } trk_search_result;
 
 typedef struct trk_search_opts {
@@ -150,7 +174,15 @@ void trk_search_params_default(trk_search_params *p);
 /* Checks every field; returns 0 or SF_EINVAL naming the field and its range. */
 int trk_search_params_check(const trk_search_params *p, sf_err *err);
 
-/* Bytes per genome for these params: TRK_GENOME_SEED + 4 x points. */
+/*
+ * The width and height params default to for a road `track_width` wide:
+ * TRK_DEFAULT_AREA up to a 12 m road, then TRK_AREA_PER_WIDTH road widths,
+ * so a wide road gets the same circuits at a larger scale (a 40 m road in
+ * the 400 m area leaves almost no circuit that fits).
+ */
+double trk_default_area(double track_width);
+
+/* Bytes per genome for these params: TRK_GENOME_SEED + 4 x points + TRK_GENE_BYTES. */
 size_t trk_genome_length(const trk_search_params *p);
 
 /*
@@ -166,6 +198,14 @@ trk_limits trk_search_limits(const trk_search_params *p);
  * (an unbuildable genome), SF_ENOMEM. Pure: same genome, same bytes.
  */
 trk_track *trk_genome_track(const trk_search_params *p, const uint8_t *genome, sf_err *err);
+
+/*
+ * A random genome of these params into g[0..trk_genome_length(p)-1]: a
+ * layout as trk_points_random() spreads it (points at least half a mean
+ * spacing apart), a random walk seed and uniform segment genes. What the
+ * GA's first generation and the "random" baseline draw.
+ */
+void trk_genome_random(const trk_search_params *p, rng *r, uint8_t *g);
 
 /* "ga" or "random"; NULL for another value. */
 const char *trk_algorithm_name(trk_algorithm a);

@@ -105,6 +105,7 @@ static const sf_param keys[] = {
 	CUSTOM("px_model", px_model, read_model, write_model),
 	REAL("player_skill", player_skill),
 	INT("races_per_genome", races_per_genome),
+	INT("level_races", level_races),
 	{ "algorithm", SF_PARAM_NAME, FIELD(algorithm), parse_algorithm, algorithm_name, NULL,
 	  NULL },
 	INT("population", population),
@@ -128,6 +129,12 @@ int trk_search_params_from_json(const json_t *obj, trk_search_params *out, sf_er
 	int rc = sf_params_read(keys, NKEYS, "racetrack", obj, out, err);
 	if (rc)
 		return rc;
+	/* An area left out grows with a wide road (search.h, TRK_AREA_PER_WIDTH). */
+	double area = trk_default_area(out->track_width);
+	if (!json_object_get(obj, "width"))
+		out->width = area;
+	if (!json_object_get(obj, "height"))
+		out->height = area;
 	rc = trk_search_params_check(out, err);
 	if (rc)
 		sf_err_prefix(err, "params.");
@@ -308,6 +315,15 @@ json_t *trk_search_result_json(const trk_search_result *r, const trk_search_para
 			  "races", (json_int_t)r->races, "generations_run", r->generations_run,
 			  "levels", json_incref(levels), "series", json_incref(series));
 	int bad = !doc;
+	json_t *warnings = json_array();
+	for (size_t i = 0; warnings && i < r->nwarnings; i++)
+		if (json_array_append_new(warnings, json_string(r->warnings[i])))
+			json_decref(warnings), warnings = NULL;
+	bad = bad || json_object_set_new(doc, "warnings", warnings);
+	bad = bad ||
+	      json_object_set_new(doc, "px_range",
+				  r->px_lo <= r->px_hi ? json_pack("[f, f]", r->px_lo, r->px_hi)
+						       : json_null());
 	for (size_t i = 0; !bad && i < r->count; i++)
 		bad = json_array_append_new(levels, trk_level_json(&r->levels[i], p, seed));
 	for (int g = 0; !bad && g < r->generations_run; g++) {

@@ -47,57 +47,72 @@ void trk_track_free(trk_track *track)
 	free(track);
 }
 
-trk_track *trk_track_build(const trk_vec2 *ctrl, size_t m, const trk_track_params *params,
-			   sf_err *err)
+trk_track *trk_track_from_path(trk_path *path, const double *z, double width, sf_err *err)
 {
-	trk_path path = { 0 };
-	trk_noise *noise = NULL;
 	trk_track *track = NULL;
-	double *z = NULL;
-	if (check_params(params, err))
-		return NULL;
-	if (trk_spline_sample(ctrl, m, params->spacing, &path, err))
-		return NULL;
-	noise = trk_noise_new(params->period, params->octaves, params->seed, err);
-	if (!noise)
+	if (!(width > 0.0) || !isfinite(width)) {
+		sf_err_set(err, SF_EINVAL, "width: must be finite and > 0, got %g", width);
 		goto fail;
-	size_t n = path.n;
-	track = calloc(1, sizeof *track);
-	z = malloc(n * sizeof *z);
-	if (!track || !z)
+	}
+	size_t n = path->n;
+	if (!(track = calloc(1, sizeof *track)))
 		goto nomem;
 	track->samples = malloc(n * sizeof *track->samples);
 	track->slope = malloc(n * sizeof *track->slope);
 	if (!track->samples || !track->slope)
 		goto nomem;
-	trk_elevation(noise, n, path.ds, params->amplitude, params->max_slope, z);
 	for (size_t k = 0; k < n; k++) {
-		track->samples[k].x = path.pts[k].x;
-		track->samples[k].y = path.pts[k].y;
-		track->samples[k].z = z[k];
-		track->slope[k] = (z[(k + 1) % n] - z[k]) / path.ds;
+		track->samples[k].x = path->pts[k].x;
+		track->samples[k].y = path->pts[k].y;
+		track->samples[k].z = z ? z[k] : 0.0;
 	}
+	for (size_t k = 0; k < n; k++)
+		track->slope[k] = z ? (z[(k + 1) % n] - z[k]) / path->ds : 0.0;
 	track->n = n;
-	track->ds = path.ds;
-	track->length = path.length;
-	track->width = params->width;
-	track->nsegments = path.nsegments;
-	track->curvature = path.curvature; /* ownership moves to the track */
-	track->seg_start = path.seg_start;
-	path.curvature = NULL;
-	path.seg_start = NULL;
-	trk_path_release(&path);
+	track->ds = path->ds;
+	track->length = path->length;
+	track->width = width;
+	track->nsegments = path->nsegments;
+	track->curvature = path->curvature; /* ownership moves to the track */
+	track->seg_start = path->seg_start;
+	path->curvature = NULL;
+	path->seg_start = NULL;
+	trk_path_release(path);
+	return track;
+nomem:
+	sf_err_set(err, SF_ENOMEM, "track: out of memory for %zu samples", path->n);
+fail:
+	trk_path_release(path);
+	trk_track_free(track);
+	return NULL;
+}
+
+trk_track *trk_track_build(const trk_vec2 *ctrl, size_t m, const trk_track_params *params,
+			   sf_err *err)
+{
+	trk_path path = { 0 };
+	trk_noise *noise = NULL;
+	double *z = NULL;
+	trk_track *track = NULL;
+	if (check_params(params, err))
+		return NULL;
+	if (trk_spline_sample(ctrl, m, params->spacing, &path, err))
+		return NULL;
+	noise = trk_noise_new(params->period, params->octaves, params->seed, err);
+	if (!noise) {
+		trk_path_release(&path);
+		return NULL;
+	}
+	if (!(z = malloc(path.n * sizeof *z))) {
+		sf_err_set(err, SF_ENOMEM, "track: out of memory for %zu samples", path.n);
+		trk_path_release(&path);
+	} else {
+		trk_elevation(noise, path.n, path.ds, params->amplitude, params->max_slope, z);
+		track = trk_track_from_path(&path, z, params->width, err);
+	}
 	trk_noise_free(noise);
 	free(z);
 	return track;
-nomem:
-	sf_err_set(err, SF_ENOMEM, "track: out of memory for %zu samples", path.n);
-fail:
-	trk_path_release(&path);
-	trk_noise_free(noise);
-	trk_track_free(track);
-	free(z);
-	return NULL;
 }
 
 trk_limits trk_limits_default(double width)

@@ -26,6 +26,7 @@
 
 #include "../err.h"
 #include "racetrack.h"
+#include "spline.h"
 
 typedef struct trk_track_params {
 	double spacing;   /* requested sample spacing, m (> 0); ds is near it */
@@ -50,6 +51,14 @@ typedef struct trk_track_params {
  */
 trk_track *trk_track_build(const trk_vec2 *ctrl, size_t m, const trk_track_params *params,
 			   sf_err *err);
+
+/*
+ * The track of an already sampled closed path (spline.h's trk_path, from
+ * trk_spline_sample or trk_corners_sample) with elevation z[0..n-1] (NULL:
+ * flat), slope as trk_track_build computes it. Takes the path's arrays:
+ * `path` is released whatever the outcome. NULL with SF_EINVAL or SF_ENOMEM.
+ */
+trk_track *trk_track_from_path(trk_path *path, const double *z, double width, sf_err *err);
 
 /* Frees a track and its arrays; NULL is a no-op. */
 void trk_track_free(trk_track *track);

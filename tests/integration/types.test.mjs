@@ -5,7 +5,8 @@
 // As a client would: openapi-typescript reads http://127.0.0.1:PORT/openapi.yaml
 // (every $ref must resolve inside that one document), then real bodies
 // captured from the running service (a level of each kind, a job in each
-// state, listing pages, problems, check and evaluation answers, and the job
+// state, listing pages, problems, check answers of digger and racetrack,
+// evaluation answers, and the job
 // submissions themselves) are written into a .ts file, each as
 // `const x = <body> satisfies <generated type>;`, and `tsc --strict` compiles
 // it: a missing required property, an excess one or a wrong type is an error,
@@ -145,6 +146,13 @@ async function capture() {
       out.push(['diggerCheckRequest', 'components["schemas"]["DiggerCheckRequest"]',
         { level: level.puzzle, moves: level.solution.optimal.taps }]);
       out.push(['diggerCheck', 'components["schemas"]["DiggerCheckResult"]', res.body]);
+    }
+    if (kind === 'racetrack') {
+      const body = { level, lap_time: level.stars.thresholds[1], checkpoints: null };
+      const res = await request(server, '/v1/racetrack/check', { method: 'POST', json: body });
+      assert.equal(res.status, 200, res.text);
+      out.push(['racetrackCheckRequest', 'components["schemas"]["RacetrackCheckRequest"]', body]);
+      out.push(['racetrackCheck', 'components["schemas"]["RacetrackCheckResult"]', res.body]);
     }
   }
 
