@@ -438,10 +438,16 @@ static void op_mutate(void *ctx, rng *r, double rate, uint8_t *g)
 		const layout_hint *h = find_hint(ctx, layout_hash(p, g));
 		if (h && rng_below(r, 2) && directed_mutation(h, r, g + genes_at(p)))
 			return;
-		/* Only the genes of the circuit's segments: the rest are unread. */
-		trk_loop *loop = genome_loop(p, g, NULL);
-		size_t used = loop ? loop->n : TRK_MAX_SEGMENTS;
-		trk_loop_free(loop);
+		/* Only the genes of the circuit's segments: the rest are unread. A
+		 * layout raced before knows its count; otherwise build the circuit. */
+		size_t used = TRK_MAX_SEGMENTS;
+		if (h) {
+			used = h->nseg;
+		} else {
+			trk_loop *loop = genome_loop(p, g, NULL);
+			used = loop ? loop->n : TRK_MAX_SEGMENTS;
+			trk_loop_free(loop);
+		}
 		uint8_t *genes = g + genes_at(p);
 		size_t forced = (size_t)rng_below(r, 2 * used);
 		forced = forced < used ? forced : TRK_MAX_SEGMENTS + forced - used;
