@@ -35,7 +35,7 @@ WORKDIR /src
 # and schema/ into the served document), the C sources, and the files
 # compiled into the binary
 # (the Makefile's MIGRATIONS and ASSETS: migrations/, openapi.yaml, schema/
-# and the dashboard in web/; see server/embedded.h). The Makefile globs
+# and the dashboard in web/; see server/base/embedded.h). The Makefile globs
 # those, so a folder missing here would build a binary without it: the test
 # compares what the image embeds with what a local build does.
 COPY Makefile openapi.yaml ./

@@ -24,7 +24,7 @@ ifneq ($(SANITIZE),)
 BUILD := build/sanitize
 endif
 
-PKGS := jansson sqlite3 libuv libmicrohttpd zlib
+PKGS := jansson sqlite3 libuv libmicrohttpd zlib libpq
 WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow
 # -ffp-contract=off: no fused multiply-add, so floating-point results (and the
 # levels and pictures built from them) are the same bytes on every machine.
@@ -48,21 +48,24 @@ COMMIT := $(shell git -C '$(CURDIR)' rev-parse --short HEAD 2>/dev/null || echo 
 endif
 
 CORE_SRC := $(wildcard core/*.c core/*/*.c)
-SERVER_SRC := $(wildcard server/*.c)
+SERVER_SRC := $(wildcard server/*/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
-# Files compiled into the binary (server/embedded.h); scripts/embed.sh turns
+# Files compiled into the binary (server/base/embedded.h); scripts/embed.sh turns
 # each set into a C table under $(BUILD)/gen/. web/ is the dashboard
-# (server/web.c serves it at /). The OpenAPI document is not embedded as
+# (server/api/web.c serves it at /). The OpenAPI document is not embedded as
 # written: tools/openapi_bundle.c inlines every schema it reaches into one
 # self-contained $(BUILD)/gen/openapi.json, which the binary serves.
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
+# The PostgreSQL back end's own steps (server/store/store_pg.c), embedded in
+# the same generated file as a second table, sf_pg_migrations.
+PG_MIGRATIONS := $(sort $(wildcard migrations/postgres/*.sql))
 SCHEMAS := $(sort $(shell find schema -name '*.json' 2>/dev/null))
 ASSETS := $(SCHEMAS) $(sort $(wildcard web/*))
 BUNDLER := $(BUILD)/tools/openapi_bundle
 GEN_OBJ := $(BUILD)/gen/migrations.o $(BUILD)/gen/assets.o $(BUILD)/gen/openapi.o $(BUILD)/gen/version.o
-# libserver.a: everything in server/ but main(), so tests can link it too.
-SERVER_LIB_OBJ := $(filter-out $(BUILD)/server/main.o,$(SERVER_OBJ)) $(GEN_OBJ)
+# libserver.a: everything in server/ but main() (server/cli/main.c), so tests can link it too.
+SERVER_LIB_OBJ := $(filter-out $(BUILD)/server/cli/main.o,$(SERVER_OBJ)) $(GEN_OBJ)
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BIN := $(BUILD)/starforge
@@ -108,7 +111,7 @@ soak: deps
 	@for s in tests/soak/*.sh; do STARFORGE_BIN=$(abspath $(BIN)) bash $$s || exit 1; done
 
 format:
-	clang-format -i $(CORE_SRC) $(SERVER_SRC) $(wildcard core/*.h core/*/*.h server/*.h tests/*.c tests/*.h bench/*.c)
+	clang-format -i $(CORE_SRC) $(SERVER_SRC) $(wildcard core/*.h core/*/*.h server/*/*.h tests/*.c tests/*.h bench/*.c)
 
 clean:
 	rm -rf build
@@ -121,7 +124,7 @@ $(BUILD)/libserver.a: $(SERVER_LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN): $(BUILD)/server/main.o $(BUILD)/libserver.a $(BUILD)/libcore.a
+$(BIN): $(BUILD)/server/cli/main.o $(BUILD)/libserver.a $(BUILD)/libcore.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libserver.a $(BUILD)/libcore.a
@@ -144,7 +147,7 @@ FUZZ_CC := clang
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS := -std=c11 -O1 -g -ffp-contract=off $(WARN) -D_POSIX_C_SOURCE=200809L -pthread \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(FUZZ_SAN)
-FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_OUT)/%.o,$(CORE_SRC) $(filter-out server/main.c,$(SERVER_SRC))) \
+FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_OUT)/%.o,$(CORE_SRC) $(filter-out server/cli/main.c,$(SERVER_SRC))) \
 	$(FUZZ_OUT)/gen/migrations.o $(FUZZ_OUT)/gen/assets.o $(FUZZ_OUT)/gen/openapi.o $(FUZZ_OUT)/gen/version.o
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_OUT)/fuzz_%)
 FUZZ_ENTRY_OBJ := $(FUZZ_ALL:%=$(BUILD)/tests/fuzz/fuzz_%.o)
@@ -160,7 +163,7 @@ $(FUZZ_OUT)/%.o: %.c
 
 $(FUZZ_OUT)/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -Iserver -c -o $@ $<
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -Iserver/base -c -o $@ $<
 
 $(FUZZ_OUT)/libstarforge.a: $(FUZZ_LIB_OBJ)
 	@rm -f $@
@@ -188,7 +191,7 @@ $(FUZZ_COV)/%.o: %.c
 
 $(FUZZ_COV)/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_COV_CFLAGS) -MMD -MP -Iserver -c -o $@ $<
+	$(FUZZ_CC) $(FUZZ_COV_CFLAGS) -MMD -MP -Iserver/base -c -o $@ $<
 
 $(FUZZ_COV)/libstarforge.a: $(FUZZ_COV_OBJ)
 	@rm -f $@
@@ -213,22 +216,25 @@ $(BUILD)/tests/test_fuzz_corpus: tests/test_fuzz_corpus.c $(FUZZ_ENTRY_OBJ) $(BU
 # regenerates the table as surely as editing one does.
 $(BUILD)/gen/migrations.list: FORCE
 	@mkdir -p $(dir $@)
-	@echo '$(MIGRATIONS)' | cmp -s - $@ || echo '$(MIGRATIONS)' > $@
+	@echo '$(MIGRATIONS) $(PG_MIGRATIONS)' | cmp -s - $@ || echo '$(MIGRATIONS) $(PG_MIGRATIONS)' > $@
 
 $(BUILD)/gen/assets.list: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(ASSETS)' | cmp -s - $@ || echo '$(ASSETS)' > $@
 
-# server/version.h: the version and the commit, compared with what the file
+# server/base/version.h: the version and the commit, compared with what the file
 # holds at every make and rewritten only on a change.
-VERSION_C = printf '/* Generated by the Makefile; see server/version.h. */\n\#include "version.h"\nconst char sf_version[] = "%s";\nconst char sf_commit[] = "%s";\n' '$(VERSION)' '$(COMMIT)'
+VERSION_C = printf '/* Generated by the Makefile; see server/base/version.h. */\n\#include "version.h"\nconst char sf_version[] = "%s";\nconst char sf_commit[] = "%s";\n' '$(VERSION)' '$(COMMIT)'
 
 $(BUILD)/gen/version.c: FORCE
 	@mkdir -p $(dir $@)
 	@$(VERSION_C) | cmp -s - $@ || $(VERSION_C) > $@
 
-$(BUILD)/gen/migrations.c: scripts/embed.sh $(MIGRATIONS) $(BUILD)/gen/migrations.list
-	sh scripts/embed.sh sf_migrations $(MIGRATIONS) > $@.tmp && mv $@.tmp $@
+# Two tables in one file: SQLite's sf_migrations and PostgreSQL's
+# sf_pg_migrations (declared in server/store/store_pg.h).
+$(BUILD)/gen/migrations.c: scripts/embed.sh $(MIGRATIONS) $(PG_MIGRATIONS) $(BUILD)/gen/migrations.list
+	{ sh scripts/embed.sh sf_migrations $(MIGRATIONS) && \
+	  sh scripts/embed.sh sf_pg_migrations $(PG_MIGRATIONS); } > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/gen/assets.c: scripts/embed.sh $(ASSETS) $(BUILD)/gen/assets.list
 	sh scripts/embed.sh sf_assets $(ASSETS) > $@.tmp && mv $@.tmp $@
@@ -249,7 +255,7 @@ $(BUILD)/gen/openapi.c: scripts/embed.sh $(BUILD)/gen/openapi.json
 	sh scripts/embed.sh sf_openapi $(BUILD)/gen/openapi.json > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
-	$(CC) $(CFLAGS) -MMD -MP -Iserver -c -o $@ $<
+	$(CC) $(CFLAGS) -MMD -MP -Iserver/base -c -o $@ $<
 
 $(BUILD)/bench/bare_mhd: bench/bare_mhd.c
 	@mkdir -p $(dir $@)

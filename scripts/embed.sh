@@ -3,7 +3,7 @@
 #
 #   sh scripts/embed.sh SYMBOL FILE... > out.c
 #
-# defines `const sf_embedded SYMBOL[]` (see server/embedded.h), one entry per
+# defines `const sf_embedded SYMBOL[]` (see server/base/embedded.h), one entry per
 # FILE in the order given, and `const size_t SYMBOL_count`. An entry's name is
 # FILE exactly as passed (the Makefile passes repository paths such as
 # "migrations/0001_initial.sql"), its data the file's bytes followed by one

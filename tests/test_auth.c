@@ -1,5 +1,5 @@
 /*
- * test_auth.c - bearer tokens (server/auth.h): the token file's format,
+ * test_auth.c - bearer tokens (server/http/auth.h): the token file's format,
  * its errors (which name the line and never quote a token), and the check
  * of an Authorization header against one or many tokens, including
  * presented tokens that are a prefix, an extension, or the same length
@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../server/auth.h"
+#include "../server/http/auth.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../server/version.h"
+#include "../server/base/version.h"
 #include "spawn.h"
 #include "support.h"
 
@@ -380,7 +380,7 @@ static void test_no_arguments(void **state)
 /*
  * `starforge --version` and `starforge version`: one line on stdout,
  * "starforge VERSION (commit COMMIT)", exit 0, the strings this suite was
- * linked with (server/version.h, the same build); VERSION is dotted
+ * linked with (server/base/version.h, the same build); VERSION is dotted
  * numbers, COMMIT hexadecimal or "unknown" (a build outside git).
  */
 static void test_version(void **state)

@@ -1,5 +1,5 @@
 /*
- * test_cors.c - the allowed browser origins (server/cors.h): what a list
+ * test_cors.c - the allowed browser origins (server/http/cors.h): what a list
  * accepts and refuses, and which Origin header gets which
  * Access-Control-Allow-Origin value.
  */
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../server/cors.h"
+#include "../server/http/cors.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

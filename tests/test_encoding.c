@@ -1,5 +1,5 @@
 /*
- * test_encoding.c - gzip content coding (server/encoding.h): which
+ * test_encoding.c - gzip content coding (server/http/encoding.h): which
  * Accept-Encoding values choose gzip (q-values, "*", identity), which
  * media types are compressed, the gzip bytes (a round trip through zlib,
  * the same bytes every time, no mtime, a fixed OS byte) and the ETag of
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "../server/encoding.h"
+#include "../server/http/encoding.h"
 
 typedef struct accept_case {
 	const char *header; /* NULL: no header */

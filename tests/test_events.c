@@ -1,5 +1,5 @@
 /*
- * test_events.c - the per-job event log (server/events.h): appending,
+ * test_events.c - the per-job event log (server/api/events.h): appending,
  * reading at a reader's own offset in pieces of any size, skipping by
  * Last-Event-ID, and dropping the oldest events whole at the limit.
  *
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/events.h"
+#include "../server/api/events.h"
 
 /* Event `id` as the service formats it, padded with data to `size` bytes (>= 32). */
 static size_t event_text(char *buf, int64_t id, size_t size)

@@ -1,5 +1,5 @@
 /*
- * test_http_query.c - the pure parts of server/http.h: the decoding of
+ * test_http_query.c - the pure parts of server/http/http.h: the decoding of
  * query keys and values (http_query_decode: '+' and %XX decoded, every
  * bad escape and "%00" kept as written; expectations written out by hand)
  * and which X-Request-Id values a client may choose
@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-#include "../server/http.h"
+#include "../server/http/http.h"
 
 static const char *const CASES[][2] = {
 	{ "", "" },

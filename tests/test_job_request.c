@@ -1,5 +1,5 @@
 /*
- * test_job_request.c - the body of POST /v1/jobs (server/job_request.h):
+ * test_job_request.c - the body of POST /v1/jobs (server/jobs/job_request.h):
  * which problem each bad body gets, and what a good one reads into.
  *
  * The expected details are written out by hand from the messages the
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/job_request.h"
+#include "../server/jobs/job_request.h"
 
 typedef struct bad_case {
 	const char *body;

@@ -1,5 +1,5 @@
 /*
- * test_listen.c - where serve listens (server/listen.h): the --listen forms
+ * test_listen.c - where serve listens (server/http/listen.h): the --listen forms
  * accepted and refused, and what listen_open binds: one address, both
  * loopbacks for "localhost", IPv6 literals, the dual-stack "[::]". Every
  * bound socket is checked by connecting to it, over the address family and
@@ -20,7 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../server/listen.h"
+#include "../server/http/listen.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

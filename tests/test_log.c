@@ -1,5 +1,5 @@
 /*
- * test_log.c - the log (server/log.h): the escapes of client bytes (text
+ * test_log.c - the log (server/base/log.h): the escapes of client bytes (text
  * and JSON), the format names, and whole lines as written to stderr: the
  * timestamp, the request line's fields, JSON lines that parse, long parts
  * cut without breaking a line.
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../server/log.h"
+#include "../server/base/log.h"
 
 typedef struct escape_case {
 	const char *in;

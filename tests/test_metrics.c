@@ -1,5 +1,5 @@
 /*
- * test_metrics.c - the service's metrics (server/metrics.h) and their
+ * test_metrics.c - the service's metrics (server/base/metrics.h) and their
  * Prometheus text rendering.
  *
  * Every check reads the rendered text back through the small, strict parser
@@ -31,8 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../server/metrics.h"
-#include "../server/version.h"
+#include "../server/base/metrics.h"
+#include "../server/base/version.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -979,7 +979,7 @@ static void test_parser_rejects(void **state)
 }
 
 /*
- * starforge_build_info carries server/version.h's strings; the process_*
+ * starforge_build_info carries server/base/version.h's strings; the process_*
  * families are this test process's own, read back here independently:
  * resident memory above 0, at least stdin, stdout and stderr open, a start
  * within the last minute, the soft RLIMIT_NOFILE.

@@ -1,5 +1,5 @@
 /*
- * test_routes.c - the route table (server/routes.h): matching, parameters,
+ * test_routes.c - the route table (server/http/routes.h): matching, parameters,
  * 404 and 405 with the Allow list, percent-decoding and its limits.
  *
  * The table below has the service's shape. Every expectation is written out
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/routes.h"
+#include "../server/http/routes.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

@@ -1,5 +1,5 @@
 /*
- * test_store.c - the SQLite store (server/store.h) against real database
+ * test_store.c - the SQLite store (server/store/store.h) against real database
  * files in a fresh temporary folder per test (mkdtemp under /tmp, removed
  * afterwards).
  *
@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #include "../core/kinds.h"
-#include "../server/embedded.h"
-#include "../server/store.h"
+#include "../server/base/embedded.h"
+#include "../server/store/store.h"
 #include "support.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../server/store.h"
+#include "../server/store/store.h"
 
 typedef struct fixture {
 	char dir[64];

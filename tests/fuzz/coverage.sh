@@ -14,7 +14,7 @@ here=$(dirname "$0")
 for t in "$@"; do
 	case $t in
 	job_request)
-		files="server/job_request.c core/params.c core/search/ga.c core/lattice/kind.c core/lattice/puzzle.c core/lattice/puzzle_json.c core/racetrack/kind.c core/racetrack/search.c core/racetrack/search_json.c core/digger/kind.c"
+		files="server/jobs/job_request.c core/params.c core/search/ga.c core/lattice/kind.c core/lattice/puzzle.c core/lattice/puzzle_json.c core/racetrack/kind.c core/racetrack/search.c core/racetrack/search_json.c core/digger/kind.c"
 		funcs="jobs_parse_request|sf_params_read|read_one|_params_parse|params_from_json|params_check|read_target|read_model|read_nullable|read_flag" ;;
 	sequence)
 		files="core/lattice/lattice.c core/stars.c"
@@ -26,7 +26,7 @@ for t in "$@"; do
 		files="core/racetrack/px.c core/racetrack/px_json.c"
 		funcs="trk_px_parse|trk_px_model_from_json|parse_header|parse_value|trk_px_model_new" ;;
 	routes)
-		files="server/routes.c server/http.c"
+		files="server/http/routes.c server/http/http.c"
 		funcs="route_find|route_param|pattern_match|path_check|http_query_decode" ;;
 	*) files="" funcs="^$" ;;
 	esac

@@ -1,5 +1,5 @@
 /*
- * fuzz_job_request.c - the body of POST /v1/jobs (server/job_request.h),
+ * fuzz_job_request.c - the body of POST /v1/jobs (server/jobs/job_request.h),
  * with every kind's params through its params_parse.
  *
  * The input is the request body as sent. Besides "no crash, no leak", two
@@ -12,7 +12,7 @@
 #include <jansson.h>
 
 #include "../../core/kinds.h"
-#include "../../server/job_request.h"
+#include "../../server/jobs/job_request.h"
 #include "fuzz.h"
 
 int FUZZ_ENTRY(const uint8_t *data, size_t size)

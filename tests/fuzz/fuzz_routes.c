@@ -1,8 +1,8 @@
 /*
  * fuzz_routes.c - HTTP routing of paths and query strings: route_find()
- * (server/routes.h) over the service's real route table
+ * (server/http/routes.h) over the service's real route table
  * (service_routes_build) and the query decoding of http_query_decode()
- * (server/http.h).
+ * (server/http/http.h).
  *
  * The input is a request line without the version: "METHOD URL", or just
  * a URL (then GET). The URL's path is routed as the service routes it;
@@ -15,9 +15,9 @@
  * same values when it is the same route; a decoded query text is no longer
  * than its raw form and holds no NUL.
  */
-#include "../../server/http.h"
-#include "../../server/routes.h"
-#include "../../server/service.h"
+#include "../../server/http/http.h"
+#include "../../server/http/routes.h"
+#include "../../server/api/service.h"
 #include "fuzz.h"
 
 /* The service's route table, built on first use and kept (reachable). */

@@ -56,7 +56,7 @@ const CSV =
   '0.279787,0.144800,0.500000,0.000000,0.000000,0.000000,0.000000,0.000000,0.097450\n';
 
 // The operations openapi.yaml says need the bearer token: exactly the
-// writing ones. The route table in server/service.c marks the same routes
+// writing ones. The route table in server/api/service.c marks the same routes
 // (service_writing_routes, and every resource upload); the requests below
 // show that the server enforces it on each of them.
 const OPENAPI = YAML.parse(fs.readFileSync(path.join(ROOT, 'openapi.yaml'), 'utf8'));

@@ -1,4 +1,4 @@
-// dashboard.test.mjs - the dashboard (GET /, web/, server/web.c): its files
+// dashboard.test.mjs - the dashboard (GET /, web/, server/api/web.c): its files
 // over plain HTTP, then the page itself in Debian's chromium, headless,
 // driven by the pinned playwright-core (which downloads no browser):
 // submit a lattice job through the form, watch it reach succeeded in the

@@ -308,7 +308,7 @@ const runtime = stages.at(-1);
 const ignored = dockerignore(read('.dockerignore'));
 const runtimePackages = ops(runtime, 'RUN').flatMap((r) => aptInstalls(r.args));
 const imageEnv = envOf(runtime);
-const SERVE_SRC = read('server/cmd_serve.c');
+const SERVE_SRC = read('server/cli/cmd_serve.c');
 const SERVE_VARS = [...new Set([...SERVE_SRC.matchAll(/"(STARFORGE_[A-Z_]+)"/g)].map((m) => m[1]))];
 const SERVE_OPTIONS = [...new Set([...SERVE_SRC.matchAll(/"(--[a-z][a-z-]*)"/g)].map((m) => m[1]))].filter(
   (o) => o !== '--help',

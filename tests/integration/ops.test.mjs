@@ -138,14 +138,14 @@ test('GET /openapi.yaml and /openapi.json return the bundle built from openapi.y
 });
 
 test('openapi.yaml describes exactly the routes of the route table', () => {
-  // The table in server/service.c: { "GET", "/v1/jobs", "jobs.list", H(jobs_list) },
-  const source = fs.readFileSync(path.join(ROOT, 'server/service.c'), 'utf8');
+  // The table in server/api/service.c: { "GET", "/v1/jobs", "jobs.list", H(jobs_list) },
+  const source = fs.readFileSync(path.join(ROOT, 'server/api/service.c'), 'utf8');
   const table = [...source.matchAll(/\{\s*"([A-Z]+)",\s*"(\/[^"]*)",\s*"[^"]+",\s*H\(/g)].map(
     ([, method, route]) => `${method.toLowerCase()} ${route}`,
   );
-  assert.ok(table.length >= 9, `found ${table.length} routes in server/service.c`);
+  assert.ok(table.length >= 9, `found ${table.length} routes in server/api/service.c`);
   // ...and three for every uploaded-resource type a kind declares (upload, get, list)
-  // (core/<kind>/kind.c: `.collection = "px-models"`, served by server/resources.c).
+  // (core/<kind>/kind.c: `.collection = "px-models"`, served by server/api/resources.c).
   // The generic POST /v1/{kind}/check is described once per kind with a
   // check operation (core/<kind>/kind.c: `.check = ...`).
   const core = path.join(ROOT, 'core');

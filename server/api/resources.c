@@ -1,0 +1,348 @@
+/*
+ * resources.c - uploaded resources of every type a registered kind declares
+ * (core/kinds.h, sf_resource_kind; racetrack's experience models at
+ * /v1/px-models), and the resource callback through which a job's
+ * generator reads them.
+ *
+ * An upload is validated whole by its kind (sf_resource_kind.validate, for
+ * experience models the same parsers a job uses), so a stored resource
+ * always parses; the kind's message (line and column, or JSON path, and
+ * what was wrong) becomes the 422's detail. The body is stored as sent and
+ * served back byte for byte with a strong ETag: a name is taken for good (a
+ * second upload is 409), so the answer never changes and may be cached for
+ * a year. Nothing here knows a type by name: the routes carry their
+ * sf_resource_kind (route.arg, set up in service.c). Every handler runs on
+ * the loop thread with the writer handle; res_fetch() runs on workers.
+ */
+#include "resources.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../../core/json_out.h"
+#include "../../core/kinds.h"
+#include "service.h"
+
+#define RES_MAX_AGE "public, max-age=31536000, immutable"
+
+/* ---- the resource callback ---- */
+
+struct res_pool {
+	char db_path[1024];
+	pthread_key_t reader; /* each worker thread's read-only store */
+};
+
+static void close_reader(void *s)
+{
+	store_close(s);
+}
+
+res_pool *res_pool_new(const char *db_path)
+{
+	res_pool *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	if (pthread_key_create(&p->reader, close_reader)) {
+		free(p);
+		return NULL;
+	}
+	snprintf(p->db_path, sizeof p->db_path, "%s", db_path);
+	return p;
+}
+
+void res_pool_free(res_pool *p)
+{
+	if (!p)
+		return;
+	store_close(pthread_getspecific(p->reader));
+	pthread_setspecific(p->reader, NULL);
+	pthread_key_delete(p->reader);
+	free(p);
+}
+
+/* The calling thread's read-only handle, opened on first use; NULL on failure (logged). */
+static store *reader_of(res_pool *p)
+{
+	store *s = pthread_getspecific(p->reader);
+	if (!s) {
+		sf_err err = { 0 };
+		s = store_open(p->db_path, STORE_READONLY, &err);
+		if (!s)
+			log_error("resources: opening a reader: %s", err.msg);
+		if (!s || pthread_setspecific(p->reader, s)) {
+			store_close(s);
+			return NULL;
+		}
+	}
+	return s;
+}
+
+char *res_fetch(void *ctx, const char *type, const char *name, size_t *len)
+{
+	if (!ctx || !type || !name)
+		return NULL;
+	store *s = reader_of(ctx);
+	char *format = NULL, *body = NULL;
+	sf_err err = { 0 };
+	if (!s || store_get_resource(s, type, name, &format, &body, &err)) {
+		if (s)
+			log_error("resources: reading %s '%s': %s", type, name, err.msg);
+		return NULL;
+	}
+	free(format);
+	if (body && len)
+		*len = strlen(body);
+	return body;
+}
+
+int res_exists(store *db, const char *type, const char *name, sf_err *err)
+{
+	char *format = NULL, *body = NULL;
+	int rc = store_get_resource(db, type, name, &format, &body, err);
+	int found = body != NULL;
+	free(format);
+	free(body);
+	return rc ? rc : found;
+}
+
+/* ---- handlers ---- */
+
+/*
+ * The upload's format from its Content-Type (media type only, parameters
+ * such as charset ignored, case-insensitive), looked up in the type's
+ * {format, media type} pairs: the format, or NULL.
+ */
+static const char *format_of(const sf_resource_kind *rk, const char *content_type)
+{
+	if (!content_type)
+		return NULL;
+	size_t n = strcspn(content_type, ";");
+	while (n && (content_type[n - 1] == ' ' || content_type[n - 1] == '\t'))
+		n--;
+	for (const char *const *f = rk->formats; f[0] && f[1]; f += 2)
+		if (strlen(f[1]) == n && !strncasecmp(content_type, f[1], n))
+			return f[0];
+	return NULL;
+}
+
+/* The media type GET answers with for `format` (its first in the list). */
+static const char *media_type_of(const sf_resource_kind *rk, const char *format)
+{
+	for (const char *const *f = rk->formats; f[0] && f[1]; f += 2)
+		if (!strcmp(f[0], format))
+			return f[1];
+	return "application/octet-stream";
+}
+
+/* "text/csv, application/json": the accepted media types, for messages. */
+static void media_types(const sf_resource_kind *rk, char *buf, size_t len)
+{
+	size_t at = 0;
+	buf[0] = '\0';
+	for (const char *const *f = rk->formats; f[0] && f[1] && at < len; f += 2) {
+		int n = snprintf(buf + at, len - at, "%s%s", at ? ", " : "", f[1]);
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
+}
+
+/*
+ * POST /v1/<collection>?name=NAME. Checks in this order, answering the
+ * first failure: the name (400 invalid-query; the built-in name is 409),
+ * the Content-Type (415), the body (422 invalid-<slug>, the kind's message
+ * as detail), then stores it (409 <slug>-exists when the name is taken).
+ * 201 with Location and the kind's summary plus name and format.
+ */
+void resources_upload(service *svc, http_req *r, const route_match *m)
+{
+	const sf_resource_kind *rk = m->arg;
+	char type[64];
+	static const char *const params[] = { "name", NULL };
+	if (service_query_check(r, params, NULL, NULL, NULL))
+		return;
+	const char *name = http_req_query(r, "name");
+	if (!sf_resource_name_valid(name)) {
+		respond_problem(r, 400, "invalid-query", "Invalid query", NULL,
+				"name '%s' is not a %s name (allowed: 1..%d of a-z 0-9 _ -)",
+				name ? name : "", rk->what, SF_RESOURCE_NAME_MAX);
+		return;
+	}
+	snprintf(type, sizeof type, "%s-exists", rk->slug);
+	if (rk->builtin && !strcmp(name, rk->builtin)) {
+		respond_problem(r, 409, type, "Name taken", NULL,
+				"name '%s' is the built-in %s's and cannot be uploaded", name,
+				rk->what);
+		return;
+	}
+	const char *ct = http_req_header(r, "Content-Type");
+	const char *format = format_of(rk, ct);
+	if (!format) {
+		char allowed[128];
+		media_types(rk, allowed, sizeof allowed);
+		respond_problem(r, 415, "unsupported-media-type", "Unsupported media type", NULL,
+				"Content-Type '%s' is not a format of /v1/%s (allowed: %s)",
+				ct ? ct : "", rk->collection, allowed);
+		return;
+	}
+	size_t len = 0;
+	const char *body = http_req_body(r, &len);
+	if (!body)
+		body = "";
+	sf_err err = { 0 };
+	json_t *summary = NULL;
+	int rc;
+	snprintf(type, sizeof type, "invalid-%s", rk->slug);
+	if (memchr(body, '\0', len)) {
+		respond_problem(r, 422, type, rk->title, NULL,
+				"the body holds a NUL byte at offset %zu",
+				(size_t)((const char *)memchr(body, '\0', len) - body));
+		return;
+	}
+	if ((rc = rk->validate(body, len, format, &summary, &err)) != 0) {
+		if (rc == SF_EINVAL)
+			respond_problem(r, 422, type, rk->title, NULL, "%s", err.msg);
+		else
+			respond_problem(r, 500, "internal", "Internal error", NULL, "%s", err.msg);
+		return;
+	}
+	char *text = malloc(len + 1);
+	char *summary_text = sf_json_dumps(summary, JSON_COMPACT);
+	if (!text || !summary_text) {
+		free(text);
+		free(summary_text);
+		json_decref(summary);
+		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
+		return;
+	}
+	memcpy(text, body, len);
+	text[len] = '\0';
+	rc = store_put_resource(svc->db, rk->type, name, format, text, summary_text, &err);
+	free(text);
+	free(summary_text);
+	if (rc) {
+		json_decref(summary);
+		snprintf(type, sizeof type, "%s-exists", rk->slug);
+		if (rc == STORE_EXISTS)
+			respond_problem(r, 409, type, "Name taken", NULL,
+					"a %s named '%s' exists already (uploads are immutable: "
+					"upload under another name)",
+					rk->what, name);
+		else
+			respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s",
+					err.msg);
+		return;
+	}
+	char location[SF_RESOURCE_NAME_MAX + 80];
+	snprintf(location, sizeof location, "/v1/%s/%s", rk->collection, name);
+	log_info("resource %s %s stored format=%s bytes=%zu", rk->type, name, format, len);
+	const char *h[] = { "Location", location, "Cache-Control", "no-store", NULL };
+	json_object_set_new(summary, "name", json_string(name));
+	json_object_set_new(summary, "format", json_string(format));
+	respond_json(r, 201, summary, h);
+}
+
+/* GET /v1/<collection>/{name}: the body as uploaded, its media type, a strong ETag. */
+void resources_get(service *svc, http_req *r, const route_match *m)
+{
+	const sf_resource_kind *rk = m->arg;
+	const char *name = route_param(m, "name");
+	char *format = NULL, *body = NULL;
+	sf_err err = { 0 };
+	if (sf_resource_name_valid(name) &&
+	    store_get_resource(svc->db, rk->type, name, &format, &body, &err)) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
+		return;
+	}
+	if (!body) {
+		respond_problem(r, 404, "not-found", "Not found", NULL, "no uploaded %s named '%s'",
+				rk->what, name);
+		return;
+	}
+	char etag[40];
+	size_t len = strlen(body);
+	rcache_etag(body, len, etag);
+	rcache_hit hit = { .body = body, .len = len, .etag = etag };
+	respond_cached(r, &hit, media_type_of(rk, format), RES_MAX_AGE);
+	free(format);
+	free(body);
+}
+
+/*
+ * One listed resource: its summary (as stored at upload, or computed from
+ * the body for a resource stored before summaries were kept) with name and
+ * format, as the upload's 201 answered; NULL when the summary cannot be had
+ * (logged).
+ */
+static json_t *listed(const sf_resource_kind *rk, const store_resource *res)
+{
+	json_t *doc = NULL;
+	if (res->summary) {
+		doc = json_loads(res->summary, 0, NULL);
+	} else {
+		sf_err err = { 0 };
+		if (rk->validate(res->body, strlen(res->body), res->format, &doc, &err))
+			log_error("resources: %s '%s' no longer validates: %s", rk->type, res->name,
+				  err.msg);
+	}
+	if (!json_is_object(doc)) {
+		json_decref(doc);
+		return NULL;
+	}
+	json_object_set_new(doc, "name", json_string(res->name));
+	json_object_set_new(doc, "format", json_string(res->format));
+	return doc;
+}
+
+/*
+ * GET /v1/<collection>: the uploaded resources of the route's type, newest
+ * first, page_size and page_token as every listing takes them; the array is
+ * named after the collection ("px-models": "px_models"). The built-in
+ * resource is not an upload and is not listed.
+ */
+void resources_list(service *svc, http_req *r, const route_match *m)
+{
+	const sf_resource_kind *rk = m->arg;
+	static const char *const params[] = { "page_size", "page_token", NULL };
+	int page_size;
+	int64_t before;
+	const char *kind;
+	if (service_query_check(r, params, NULL, NULL, NULL) ||
+	    service_list_args(r, &page_size, &before, &kind))
+		return;
+	store_resource *rows = calloc((size_t)page_size + 1, sizeof *rows);
+	int n = 0;
+	sf_err err = { 0 };
+	if (!rows ||
+	    store_list_resources(svc->db, rk->type, before, page_size + 1, rows, &n, &err)) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s",
+				rows ? err.msg : "out of memory");
+		free(rows);
+		return;
+	}
+	json_t *arr = json_array();
+	for (int i = 0; i < n && i < page_size; i++) {
+		json_t *doc = listed(rk, &rows[i]);
+		if (doc)
+			json_array_append_new(arr, doc);
+	}
+	json_t *next = json_null();
+	if (n > page_size) {
+		char token[32];
+		service_page_token(rows[page_size - 1].seq, token);
+		next = json_string(token);
+	}
+	for (int i = 0; i < n; i++)
+		store_resource_clear(&rows[i]);
+	free(rows);
+	char key[96];
+	snprintf(key, sizeof key, "%s", rk->collection);
+	for (char *c = key; *c; c++)
+		if (*c == '-')
+			*c = '_';
+	const char *h[] = { "Cache-Control", "no-store", NULL };
+	respond_json(r, 200, json_pack("{s:o, s:o}", key, arr, "next_page_token", next), h);
+}

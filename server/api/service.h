@@ -1,0 +1,276 @@
+/*
+ * service.h - the state of `starforge serve`, owned by the loop thread.
+ *
+ * One libuv loop thread owns HTTP (http.c), the job scheduler (jobs.c) and
+ * the SQLite writer (store.h); workers on libuv's thread pool only compute.
+ * Handlers (jobs.c, levels.c, evaluations.c, service.c) run on the loop
+ * thread and answer through the helpers in this header.
+ */
+#ifndef SF_SERVICE_H
+#define SF_SERVICE_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "../../core/search/ga.h"
+#include "../http/auth.h"
+#include "../http/cors.h"
+#include "../jobs/evalcache.h"
+#include "../http/http.h"
+#include "../base/log.h"
+#include "../base/metrics.h"
+#include "../http/rcache.h"
+#include "resources.h"
+#include "../http/routes.h"
+#include "../store/store.h"
+
+typedef struct service_config {
+	/*
+	 * Where to listen: sockets the command bound (listen.h) before
+	 * anything else started, and their URLs for the "listening" log line.
+	 * Once service_start has started the HTTP server (svc->http is set)
+	 * it owns them; until then they are the caller's to close.
+	 */
+	const int *listen_fds;
+	int nlisten;
+	const char *listen_urls;
+	char db_path[1024];
+	int workers;        /* jobs running at once */
+	int max_queue;      /* jobs waiting at most */
+	int job_threads;    /* evaluation threads per job */
+	double eval_budget; /* conformations an evaluation request may cost */
+	size_t max_body;
+	/* Limits (docs/RELIABILITY.md): a job's wall-clock budget once running,
+	 * connections open at once (in all, per client address; 0: no per-address
+	 * limit), and how long a connection may take to deliver a request. */
+	int job_timeout_s;
+	unsigned max_connections, max_connections_per_ip, connection_timeout_s;
+	/* access.c; both owned by the caller of service_start, and outliving the service */
+	const auth_tokens *tokens; /* NULL: no route needs a token */
+	int auth_reads;            /* with tokens: the reading routes need one too */
+	const cors_policy *cors;   /* NULL: no CORS headers, and OPTIONS is a 405 */
+} service_config;
+
+typedef struct job_rt job_rt;
+typedef struct ev_hub ev_hub;
+
+typedef struct service {
+	uv_loop_t *loop;
+	service_config cfg;
+	store *db;
+	metrics *metrics;
+	http_server *http;
+	uv_signal_t sigterm, sigint;
+	uv_async_t progress_async; /* workers: "some job has progress" */
+	uv_timer_t log_flush;      /* stderr is block-buffered; flushed on this tick */
+	rcache *responses;         /* bodies of immutable answers (levels, evaluations) */
+	evalcache *evals;          /* the lattice search's side of the evaluation cache */
+	res_pool *resources;       /* uploaded resources, as jobs' generators read them */
+	route *routes;             /* the route table (service.c builds it at start) */
+	size_t nroutes;
+	char (*route_text)[6][96]; /* patterns and names of the resource routes */
+	/* access.c: each route's ACCESS_* class, parallel to routes */
+	unsigned char *route_access;
+	int stopping;
+	/* jobs.c */
+	job_rt *queue_head, *queue_tail; /* waiting, oldest first */
+	int queued;
+	job_rt *running; /* list of running jobs */
+	int nrunning;
+	/* jobs.c: while the store cannot write (store.h), a timer probes it and
+	 * retries what waits: outcomes of finished jobs, the next start. */
+	uv_timer_t store_retry;
+	int store_retry_ready; /* store_retry is initialised */
+	int awaiting_store;    /* running jobs whose outcome waits for the store */
+	/* evaluations.c */
+	int evaluations_running;
+	/* checks.c */
+	int checks_running;
+	/* events.c: live progress feeds and their watchers; NULL until first used */
+	ev_hub *events;
+} service;
+
+/* Starts the service on `loop` (store, migrations, requeue, HTTP). Returns 0 or a code with err
+ * set. */
+int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_err *err);
+
+/* Begins a graceful stop: no new connections, running jobs requeued at their next generation. */
+void service_stop(service *svc);
+
+/*
+ * Fills svc->routes[0..svc->nroutes-1] (and svc->route_text, which they
+ * point into) with the service's route table: the fixed routes and those of
+ * every registered kind's resource type. Needs nothing else of `svc`, so a
+ * test or fuzz target may call it on a zeroed service; the caller frees
+ * svc->routes and svc->route_text. Returns 0, or SF_ENOMEM with err set.
+ */
+int service_routes_build(service *svc, sf_err *err);
+
+/* ---- responses (service.c) ---- */
+
+/*
+ * Answers an immutable body from the response cache: 304 when the request's
+ * If-None-Match lists its ETag, else 200 with `content_type`; both with the
+ * ETag and `cache_control`. A body that may go compressed (encoding.h: a
+ * compressible type, ENC_MIN_BYTES or more) says Vary: Accept-Encoding, and
+ * when the request prefers gzip is answered gzip-compressed (from the
+ * cache's slot when `hit` is cached, compressed once) under its own ETag,
+ * the plain one with "-gz" inside the quotes; the 304 compares the ETag of
+ * the coding it would answer with.
+ */
+void respond_cached(http_req *r, const rcache_hit *hit, const char *content_type,
+		    const char *cache_control);
+
+/*
+ * The same, and when `vary` is not NULL a Vary header with it on both the
+ * 200 and the 304 (a representation chosen by content negotiation: "Accept").
+ */
+void respond_cached_vary(http_req *r, const rcache_hit *hit, const char *content_type,
+			 const char *cache_control, const char *vary);
+
+/* Answers with `doc` as JSON (consumes the reference) and extra headers (name, value, ..., NULL).
+ */
+void respond_json(http_req *r, int status, json_t *doc, const char *const *headers);
+
+/*
+ * Answers with an RFC 9457 problem document: type https://starforge.dev/problems/<slug>,
+ * `title`, `status` and a printf-style detail naming what was wrong.
+ */
+void respond_problem(http_req *r, int status, const char *slug, const char *title,
+		     const char *const *headers, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+/* Unix time in milliseconds, and its RFC 3339 form (UTC, millisecond precision). */
+int64_t service_now_ms(void);
+void service_format_time(int64_t ms, char out[32]);
+
+/*
+ * Reads the arguments every listing takes: page_size (1..100, default 20),
+ * page_token (opaque cursor) and kind (a registered kind, or NULL when
+ * absent). Returns 0, or answers 400 naming the bad argument and returns -1.
+ */
+int service_list_args(http_req *r, int *page_size, int64_t *before, const char **kind);
+
+/* The opaque token for a page that continues before `seq`. */
+void service_page_token(int64_t seq, char out[32]);
+
+/*
+ * query.c: checks the names of `r`'s query arguments before a handler
+ * reads any. Every name must be in `allowed` (NULL-terminated; NULL: none)
+ * or, when `accept` is not NULL, make accept(arg, name) return non-zero;
+ * no name may be empty or given twice. Returns 0; otherwise answers 400
+ * invalid-query naming the first bad argument and listing `allowed_text`
+ * as what is allowed (NULL: the names of `allowed`), and returns -1.
+ */
+int service_query_check(http_req *r, const char *const *allowed,
+			int (*accept)(void *arg, const char *name), void *arg,
+			const char *allowed_text);
+
+/* The parameters every listing takes (service_list_args), for the start of
+ * an allowed list: { SERVICE_LIST_PARAMS, "state", NULL }. */
+#define SERVICE_LIST_PARAMS "page_size", "page_token", "kind"
+
+/* ---- handlers ---- */
+
+void jobs_submit(service *svc, http_req *r, const route_match *m);
+void jobs_get(service *svc, http_req *r, const route_match *m);
+void jobs_list(service *svc, http_req *r, const route_match *m);
+void jobs_cancel(service *svc, http_req *r, const route_match *m);
+/*
+ * jobs.c: reads job `id` into *job for a handler. Returns 1 when found (the
+ * caller clears *job); 0 after answering 404 (no such job) or 500 (the store
+ * failed), *job cleared.
+ */
+int jobs_lookup(service *svc, http_req *r, const char *id, store_job *job);
+void levels_get(service *svc, http_req *r, const route_match *m);
+/* levels.c: GET /v1/levels/{id}.svg, the level's picture (the kind's level_svg). */
+void levels_svg(service *svc, http_req *r, const route_match *m);
+void levels_list(service *svc, http_req *r, const route_match *m);
+void evaluations_get(service *svc, http_req *r, const route_match *m);
+/* evaluations.c: GET /v1/evaluations/{lattice}/{sequence}.svg, its picture. */
+void evaluations_svg(service *svc, http_req *r, const route_match *m);
+/* checks.c: POST /v1/{kind}/check, through the kind's check operation. */
+void kinds_check(service *svc, http_req *r, const route_match *m);
+/* resources.c: route_match.arg is the route's sf_resource_kind. */
+void resources_upload(service *svc, http_req *r, const route_match *m);
+void resources_get(service *svc, http_req *r, const route_match *m);
+void resources_list(service *svc, http_req *r, const route_match *m);
+
+/*
+ * events.c: GET /v1/jobs/{id}/events, the job's progress as Server-Sent
+ * Events (an event per generation, then a final one); see events.c.
+ */
+void events_stream(service *svc, http_req *r, const route_match *m);
+/* events.c, from jobs.c on the loop thread: a generation of a queued or
+ * running job, in the order the generator reported them. */
+void events_progress(service *svc, const char *job_id, const ga_generation *gen);
+/* events.c, from jobs.c: the job left the scheduler (ended, or could not
+ * start) and the store has its state; appends the final event when that
+ * state is final and ends the job's streams once they have read it. */
+void events_job_ended(service *svc, const char *job_id);
+/* events.c: at the start of a stop: ends every stream (no new ones start). */
+void events_stop(service *svc);
+/* events.c: once the HTTP server is closed: frees the feeds and the hub. */
+void events_free(service *svc);
+
+/* jobs.c: queue the jobs the store says are pending (at start); count running/queued. */
+int jobs_resume_pending(service *svc, sf_err *err);
+void jobs_on_progress(uv_async_t *a);
+/* jobs.c: ask every running job to stop at its next generation and be requeued. */
+void jobs_stop_all(service *svc);
+/* jobs.c: drop the in-memory queue at exit (the store keeps the jobs queued). */
+void jobs_free_queue(service *svc);
+/* jobs.c: while the store reports a fault (store_write_fault()), probe it
+ * every second, so that it is seen to recover (readyz calls this). */
+void jobs_storage_watch(service *svc);
+
+/* ---- access: bearer tokens and CORS (access.c) ---- */
+
+/* A route's access class. */
+enum {
+	ACCESS_READ = 0,   /* open, unless --auth-reads */
+	ACCESS_WRITE = 1,  /* needs a token whenever there is a token file */
+	ACCESS_PUBLIC = 2, /* always open: probes, the API document, the dashboard's files */
+};
+
+/*
+ * service.c, beside the route table: the names of the routes that change
+ * state (every resource upload route is one too, whatever its name), of
+ * the routes that are not GET but change nothing, and of the routes that
+ * stay open even with --auth-reads. Each list ends with NULL.
+ */
+extern const char *const service_writing_routes[];
+extern const char *const service_computing_routes[];
+extern const char *const service_public_routes[];
+
+/*
+ * Classifies every route of svc->routes into svc->route_access (freed with
+ * the route table). Returns 0; SF_ENOMEM; or SF_EINVAL with err naming a
+ * route that is not GET and is in neither service_writing_routes nor
+ * service_computing_routes, so that a new writing route cannot be left
+ * open by omission.
+ */
+int access_build(service *svc, sf_err *err);
+
+/* Logs one line on how access is configured (tokens, CORS origins); never a token. */
+void access_log(const service *svc);
+
+/*
+ * Called first for every request. With CORS configured, attaches the CORS
+ * headers its answer will carry (Vary: Origin, and for an allowed Origin
+ * Access-Control-Allow-Origin and -Expose-Headers) and answers a preflight
+ * (OPTIONS to a path the route table knows: 204 with Allow and, for an
+ * allowed Origin, Access-Control-Allow-Methods, -Allow-Headers, -Max-Age).
+ * Returns 1 when it answered `r`, else 0. Without CORS it does nothing.
+ */
+int access_begin(service *svc, http_req *r);
+
+/*
+ * Called with the route `rt` found for `r`: returns 1 when the request may
+ * go on; otherwise answers 401 (problem type unauthorized, with
+ * WWW-Authenticate: Bearer realm="starforge") and returns 0.
+ */
+int access_allowed(service *svc, http_req *r, const route *rt);
+
+#endif
