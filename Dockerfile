@@ -28,6 +28,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
 	gcc libc6-dev make pkg-config \
 	libmicrohttpd-dev libjansson-dev libuv1-dev libsqlite3-dev libcmocka-dev zlib1g-dev libyaml-dev \
+	libpq-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Only what `make` reads to build build/starforge: the Makefile and the
@@ -50,8 +51,8 @@ RUN make -j"$(nproc)"
 
 # ---- runtime ---------------------------------------------------------------
 FROM debian:12-slim
-# The libraries build/starforge needs (ldd): jansson, SQLite, libuv and
-# libmicrohttpd by name; libc and libm (libc6), zlib (zlib1g, required in
+# The libraries build/starforge needs (ldd): jansson, SQLite, libuv,
+# libmicrohttpd and libpq (the PostgreSQL back end of the store) by name; libc and libm (libc6), zlib (zlib1g, required in
 # Debian), and GnuTLS and its own libraries (which libmicrohttpd12 depends
 # on) are in the slim base already.
 #
@@ -66,7 +67,7 @@ FROM debian:12-slim
 # named volume copies that ownership from the image.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-	libjansson4 libsqlite3-0 libuv1 libmicrohttpd12 \
+	libjansson4 libsqlite3-0 libuv1 libmicrohttpd12 libpq5 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 10001 starforge \
  && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \

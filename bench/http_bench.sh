@@ -139,3 +139,53 @@ row bare_level "bare libmicrohttpd, $level_bytes B body"
 row bare_level_gz "bare libmicrohttpd, $level_gz B body, Content-Encoding: gzip"
 row bare_eval "bare libmicrohttpd, $eval_bytes B body"
 row bare_eval_gz "bare libmicrohttpd, $eval_gz B body, Content-Encoding: gzip"
+
+# ---- submissions: POST /v1/jobs, each durable before its 202 ----
+# A server of its own (a fresh database, --max-queue 100000 so that no
+# submission meets a full queue) per group-commit setting: the default, and
+# STARFORGE_STORE_BATCH_MAX=1, where the store thread commits every write
+# on its own (the baseline). Two loads, wrk with bench/submit.lua, 64
+# connections: as fast as answered (accepted jobs per second), and each
+# connection waiting 64 ms after an answer (about 1 000 jobs/s offered: the
+# p99 there is the latency figure). Small digger jobs; the workers run them
+# meanwhile, as they would.
+submit_server() { # name batch_max
+	sp=$(free_port 7)
+	mkdir -p "$tmp/$1"
+	STARFORGE_STORE_BATCH_MAX=$2 "$BIN" serve --listen 127.0.0.1:"$sp" --db "$tmp/$1/submit.db" \
+		--max-queue 100000 2>"$tmp/$1/serve.log" &
+	spid=$!
+	wait_http "http://127.0.0.1:$sp/healthz"
+}
+SCRIPT=$(dirname "$0")/submit.lua
+for rep in $(seq 1 "$REPS"); do
+	for setting in group:512 single:1; do
+		name=${setting%%:*}
+		for load in max paced; do
+			submit_server "$name" "${setting#*:}"
+			if [ "$load" = paced ]; then
+				out=$(SUBMIT_INTERVAL_MS=64 wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --latency -s "$SCRIPT" "http://127.0.0.1:$sp/v1/jobs")
+			else
+				out=$(wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --latency -s "$SCRIPT" "http://127.0.0.1:$sp/v1/jobs")
+			fi
+			kill "$spid" 2>/dev/null || true
+			wait "$spid" 2>/dev/null || true
+			rm -rf "${tmp:?}/$name"
+			acc=$(printf '%s\n' "$out" | sed -n 's/^SUBMIT accepted=\([0-9]*\) other=\([0-9]*\)$/\1 \2/p')
+			set -- $acc
+			[ "${2:-1}" -eq 0 ] || echo "http_bench: submissions $name $load round $rep: ${2:-?} answers were not 202" >&2
+			p99=$(to_ms "$(printf '%s\n' "$out" | awk '$1 == "99%" {print $2}')")
+			printf '%s %s\n' "$(awk -v a="${1:-0}" -v s="$SECS" 'BEGIN { printf "%.0f", a / s }')" "$p99" >>"$tmp/submit_${name}_$load"
+		done
+	done
+done
+echo
+echo "Submissions: POST /v1/jobs (small digger jobs), $CONNS connections, ${SECS}s per round, medians of $REPS rounds"
+printf '%-68s %12s %10s\n' "case" "accepted/s" "p99 ms"
+srow() { # file label
+	printf '%-68s %12s %10s\n' "$2" "$(median 1 "$tmp/$1")" "$(median 2 "$tmp/$1")"
+}
+srow submit_group_max "group commit (default), as fast as answered"
+srow submit_single_max "one commit per write (STARFORGE_STORE_BATCH_MAX=1), as fast as answered"
+srow submit_group_paced "group commit, each connection every 64 ms (~1 000/s offered)"
+srow submit_single_paced "one commit per write, each connection every 64 ms"

@@ -3,24 +3,28 @@
 # and quiet when everything is present, so the Makefile runs it before every
 # build. Needs root (or sudo) only when something is missing.
 #
-#   deps.sh          what `make` and `make run` need (libyaml-dev only for
-#                    tools/openapi_bundle.c, which reads openapi.yaml at
-#                    build time; the binary does not link it)
+#   deps.sh          what `make` and `make run` need (libpq-dev: the binary
+#                    links libpq, the PostgreSQL back end of the store;
+#                    libyaml-dev only for tools/openapi_bundle.c, which
+#                    reads openapi.yaml at build time; the binary does not
+#                    link it)
 #   deps.sh test     also what `make test` needs (Node.js and npm for the
 #                    integration tests' pinned packages, curl and jq (the
 #                    README's examples run as a test), the sqlite3
 #                    shell the integration tests read a stopped server's
-#                    database with, and chromium, the browser the dashboard
-#                    test drives through playwright-core)
+#                    database with, chromium, the browser the dashboard
+#                    test drives through playwright-core, and postgresql,
+#                    Debian's server 15 and its client, for the throwaway
+#                    cluster tests/pg/cluster.sh starts for the whole run)
 #   deps.sh bench    also what `make bench` needs (wrk, curl)
 #   deps.sh fuzz     also what `make fuzz` needs (clang with libFuzzer and
 #                    its sanitizers; llvm for llvm-profdata and llvm-cov)
 set -eu
 
-PACKAGES="gcc make pkg-config libmicrohttpd-dev libjansson-dev libuv1-dev libsqlite3-dev libcmocka-dev zlib1g-dev libyaml-dev"
+PACKAGES="gcc make pkg-config libmicrohttpd-dev libjansson-dev libuv1-dev libsqlite3-dev libcmocka-dev zlib1g-dev libyaml-dev libpq-dev"
 case "${1:-}" in
 test)
-	PACKAGES="$PACKAGES curl jq sqlite3 chromium"
+	PACKAGES="$PACKAGES curl jq sqlite3 chromium postgresql"
 	# Node.js may come from elsewhere (nodesource); only install Debian's
 	# when there is none at all.
 	command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs"

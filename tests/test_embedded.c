@@ -68,20 +68,21 @@ static const sf_embedded *find(const sf_embedded *table, size_t count, const cha
 	return NULL;
 }
 
-static void test_migrations(void **state)
+/*
+ * A migration table is exactly the .sql files of `dir`, sorted, numbered
+ * from 0001 without gaps, each byte for byte (a stale table would miss one).
+ */
+static void expect_migration_table(const sf_embedded *table, size_t count, const char *dir)
 {
-	(void)state;
-	assert_true(sf_migrations_count >= 1);
-	assert_string_equal(sf_migrations[0].name, "migrations/0001_initial.sql");
-	for (size_t i = 0; i < sf_migrations_count; i++) {
-		const sf_embedded *m = &sf_migrations[i];
-		char prefix[48];
-		snprintf(prefix, sizeof prefix, "migrations/%04zu_", i + 1);
+	assert_true(count >= 1);
+	for (size_t i = 0; i < count; i++) {
+		const sf_embedded *m = &table[i];
+		char prefix[64];
+		snprintf(prefix, sizeof prefix, "%s/%04zu_", dir, i + 1);
 		assert_memory_equal(m->name, prefix, strlen(prefix)); /* sorted, no gaps */
 		expect_same_as_file(m);
 	}
-	/* Every .sql file on disk is embedded (a stale table would miss one). */
-	DIR *d = opendir("migrations");
+	DIR *d = opendir(dir);
 	assert_non_null(d);
 	size_t on_disk = 0;
 	struct dirent *e;
@@ -89,14 +90,29 @@ static void test_migrations(void **state)
 		size_t n = strlen(e->d_name);
 		if (n > 4 && strcmp(e->d_name + n - 4, ".sql") == 0) {
 			char name[300];
-			snprintf(name, sizeof name, "migrations/%s", e->d_name);
-			if (!find(sf_migrations, sf_migrations_count, name))
+			snprintf(name, sizeof name, "%s/%s", dir, e->d_name);
+			if (!find(table, count, name))
 				fail_msg("%s is not embedded", name);
 			on_disk++;
 		}
 	}
 	closedir(d);
-	assert_int_equal(on_disk, sf_migrations_count);
+	assert_int_equal(on_disk, count);
+}
+
+static void test_migrations(void **state)
+{
+	(void)state;
+	assert_string_equal(sf_migrations[0].name, "migrations/0001_initial.sql");
+	expect_migration_table(sf_migrations, sf_migrations_count, "migrations");
+}
+
+/* PostgreSQL's steps (store_pg.c), a table of their own. */
+static void test_pg_migrations(void **state)
+{
+	(void)state;
+	assert_string_equal(sf_pg_migrations[0].name, "migrations/postgres/0001_init.sql");
+	expect_migration_table(sf_pg_migrations, sf_pg_migrations_count, "migrations/postgres");
 }
 
 static void test_assets(void **state)
@@ -195,6 +211,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_migrations),
+		cmocka_unit_test(test_pg_migrations),
 		cmocka_unit_test(test_assets),
 		cmocka_unit_test(test_openapi),
 	};

@@ -1,12 +1,21 @@
 /*
- * test_store.c - the SQLite store (server/store/store.h) against real database
- * files in a fresh temporary folder per test (mkdtemp under /tmp, removed
- * afterwards).
+ * test_store.c - the store (server/store/store.h) against both back ends:
+ * SQLite on real database files in a fresh temporary folder per test
+ * (mkdtemp under /tmp, removed afterwards), and PostgreSQL in a fresh
+ * schema per test (dropped afterwards) of the database STARFORGE_TEST_PG
+ * names. `make test` runs every test binary under tests/pg/cluster.sh,
+ * which starts a throwaway cluster and sets that variable; without it the
+ * PostgreSQL group is skipped with a notice, so the binary still runs on a
+ * machine without PostgreSQL.
+ *
+ * The contract's tests run twice, once per back end (the second group in
+ * main()); migrations, file handling and SQL written in one dialect have
+ * tests of their own per back end.
  *
  * What the store wrote is checked, where it matters, through a separate raw
- * sqlite3 connection rather than through the store itself: the schema
- * version, the tables a failed migration must not have left behind, the
- * journal mode. A crash is simulated by a child process that writes and
+ * connection (sqlite3 or libpq) rather than through the store itself: the
+ * schema version, the tables a failed migration must not have left behind,
+ * the journal mode. A crash is simulated by a child process that writes and
  * then _exit()s without closing its handle.
  */
 #include <setjmp.h>
@@ -17,6 +26,8 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <libpq-fe.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +41,7 @@
 #include "../core/kinds.h"
 #include "../server/base/embedded.h"
 #include "../server/store/store.h"
+#include "../server/store/store_pg.h"
 #include "support.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -37,8 +49,11 @@
 /* ---- the temporary folder ---- */
 
 typedef struct fixture {
-	char dir[64];   /* the mkdtemp folder */
-	char path[128]; /* dir/data/db/starforge.db: two folders that do not exist yet */
+	char dir[64];    /* the mkdtemp folder */
+	char path[512];  /* SQLite: dir/data/db/starforge.db, two folders that do not exist
+			  * yet; PostgreSQL: the URI of the test's own schema */
+	int pg;          /* 1: the PostgreSQL group */
+	char schema[48]; /* PostgreSQL: the schema, sf_test_<pid>_<n> */
 } fixture;
 
 static void rm_rf(const char *path)
@@ -82,15 +97,78 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	fixture *f = *state;
+	if (f->pg) {
+		/* On the base URI: the fixture's schema may be gone or never made. */
+		PGconn *c = PQconnectdb(getenv("STARFORGE_TEST_PG"));
+		char sql[96];
+		snprintf(sql, sizeof sql, "DROP SCHEMA IF EXISTS %s CASCADE", f->schema);
+		PQclear(PQexec(c, "SET client_min_messages = warning"));
+		PQclear(PQexec(c, sql));
+		PQfinish(c);
+	}
 	rm_rf(f->dir);
 	free(f);
 	return 0;
+}
+
+/* The URI of `base` with the option that makes `schema` the search_path. */
+static void pg_uri(char *out, size_t size, const char *base, const char *schema)
+{
+	snprintf(out, size, "%s%soptions=-csearch_path%%3D%s", base, strchr(base, '?') ? "&" : "?",
+		 schema);
+}
+
+/*
+ * The PostgreSQL group's fixture: the folder as for SQLite (some tests
+ * write files) and f->path the URI of a schema of its own, which does not
+ * exist yet: store_open() creates it.
+ */
+static int setup_pg(void **state)
+{
+	static int counter;
+	if (setup(state) != 0)
+		return -1;
+	fixture *f = *state;
+	f->pg = 1;
+	snprintf(f->schema, sizeof f->schema, "sf_test_%d_%d", (int)getpid(), ++counter);
+	pg_uri(f->path, sizeof f->path, getenv("STARFORGE_TEST_PG"), f->schema);
+	return 0;
+}
+
+/* The binary's schema version for the fixture's back end. */
+static int latest(const fixture *f)
+{
+	return f->pg ? store_pg_latest_version() : store_latest_version();
+}
+
+static int is_pg(const char *path)
+{
+	return strncmp(path, "postgresql://", 13) == 0;
+}
+
+static PGconn *pg_connect(const char *uri)
+{
+	PGconn *c = PQconnectdb(uri);
+	if (PQstatus(c) != CONNECTION_OK)
+		fail_msg("connecting to %s: %s", uri, PQerrorMessage(c));
+	PQclear(PQexec(c, "SET client_min_messages = warning"));
+	return c;
 }
 
 /* ---- raw access, bypassing the store ---- */
 
 static void raw_exec(const char *path, const char *sql)
 {
+	if (is_pg(path)) {
+		PGconn *c = pg_connect(path);
+		PGresult *res = PQexec(c, sql);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK &&
+		    PQresultStatus(res) != PGRES_TUPLES_OK)
+			fail_msg("raw_exec(%s): %s", sql, PQerrorMessage(c));
+		PQclear(res);
+		PQfinish(c);
+		return;
+	}
 	sqlite3 *db = NULL;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	char *msg = NULL;
@@ -104,6 +182,16 @@ static void raw_exec(const char *path, const char *sql)
 /* The first column of the first row of `sql` as an integer (-1 without a row). */
 static long long raw_int(const char *path, const char *sql)
 {
+	if (is_pg(path)) {
+		PGconn *c = pg_connect(path);
+		PGresult *res = PQexec(c, sql);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK)
+			fail_msg("raw_int(%s): %s", sql, PQerrorMessage(c));
+		long long v = PQntuples(res) > 0 ? atoll(PQgetvalue(res, 0, 0)) : -1;
+		PQclear(res);
+		PQfinish(c);
+		return v;
+	}
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
@@ -114,8 +202,28 @@ static long long raw_int(const char *path, const char *sql)
 	return v;
 }
 
+/* The schema version as stored: PRAGMA user_version, or schema_migrations' largest. */
+static long long raw_version(const char *path)
+{
+	return raw_int(path, is_pg(path) ? "SELECT coalesce(max(version), 0) FROM schema_migrations"
+					 : "PRAGMA user_version");
+}
+
 static int table_exists(const char *path, const char *name)
 {
+	if (is_pg(path)) {
+		PGconn *c = pg_connect(path);
+		const char *params[] = { name };
+		PGresult *res = PQexecParams(c,
+					     "SELECT count(*) FROM pg_tables WHERE schemaname = "
+					     "current_schema() AND tablename = $1",
+					     1, NULL, params, NULL, NULL, 0);
+		assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+		int n = atoi(PQgetvalue(res, 0, 0));
+		PQclear(res);
+		PQfinish(c);
+		return n;
+	}
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
@@ -605,7 +713,8 @@ static void test_jobs_insert_get_list(void **state)
 	assert_failed(store_list_jobs(s, -1, NULL, 0, -1, jobs, &n, &err), &err, SF_EINVAL);
 	store_job dup = new_job("job_1", "lattice", "{}", 1);
 	assert_failed(store_insert_job(s, &dup, NULL, NULL, NULL, &err), &err, SF_EINVAL);
-	assert_non_null(strstr(err.msg, "UNIQUE"));
+	assert_true(strstr(err.msg, "UNIQUE") ||
+		    strstr(err.msg, "unique")); /* SQLite, PostgreSQL */
 	store_job_clear(&dup);
 	store_job longid = new_job("", "lattice", "{}", 1);
 	memset(longid.id, 'x', sizeof longid.id); /* no room for the NUL */
@@ -1001,6 +1110,25 @@ static void test_levels(void **state)
 	const store_filter width8 = { .name = "width", .has_min = 1, .min = 7.5 };
 	expect_levels(s, NULL, &width8, 1, 0, 16, NULL, 0);
 
+	/* One id twice in one success: the first entry is stored, with its tags only. */
+	store_level same[2] = { level("L5", "lattice", "{\"id\":\"L5\"}"),
+				level("L5", "lattice", "{\"id\":\"L5\",\"second\":1}") };
+	tag_text(&same[0], "shape", "first");
+	tag_text(&same[1], "shape", "second");
+	tag_text(&same[1], "extra", "x");
+	succeed(s, "job_5", same, 2);
+	ok(store_get_level(s, "L5", &doc, &err), &err);
+	assert_string_equal(doc, "{\"id\":\"L5\"}");
+	free(doc);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM level_tags WHERE level_id = 'L5'"),
+			 1);
+	const store_filter first = { .name = "shape", .text = "first" };
+	const char *const want_l5[] = { "{\"id\":\"L5\"}" };
+	expect_levels(s, NULL, &first, 1, 0, 16, want_l5, 1);
+	j = get(s, "job_5");
+	assert_string_equal(j.level_ids, "[\"L5\",\"L5\"]");
+	store_job_clear(&j);
+
 	/* Bad arguments. */
 	char *docs[2];
 	int n = -1;
@@ -1333,7 +1461,7 @@ static void test_readonly_handle(void **state)
 	fixture *f = *state;
 	store *w = open_ok(f->path, STORE_READWRITE);
 	store *r = open_ok(f->path, STORE_READONLY);
-	assert_int_equal(store_version(r), store_latest_version());
+	assert_int_equal(store_version(r), latest(f));
 	sf_err err = { 0 };
 	char *doc = NULL;
 	store_job job;
@@ -1378,7 +1506,7 @@ static void test_readonly_handle(void **state)
 	store_close(w);
 
 	/* A reader alone, after the writer has gone (and taken the -wal file). */
-	assert_int_not_equal(access(f->path, F_OK), -1);
+	assert_true(f->pg || access(f->path, F_OK) != -1);
 	r = open_ok(f->path, STORE_READONLY);
 	expect_state(r, "job_w", JOB_CANCELLED);
 	store_close(r);
@@ -1404,7 +1532,7 @@ static void test_concurrent_open(void **state)
 			}
 			store_job job = { .kind = "lattice", .params = "{}" };
 			snprintf(job.id, sizeof job.id, "job_%d", i);
-			int rc = store_version(s) != store_latest_version() ||
+			int rc = store_version(s) != latest(f) ||
 				 store_insert_job(s, &job, NULL, NULL, NULL, &err);
 			store_close(s);
 			_exit(rc ? 2 : 0);
@@ -1417,7 +1545,10 @@ static void test_concurrent_open(void **state)
 		assert_int_equal(WEXITSTATUS(status), 0);
 	}
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM jobs"), PROCS);
-	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), store_latest_version());
+	assert_int_equal(raw_version(f->path), latest(f));
+	if (f->pg) /* each step applied once */
+		assert_int_equal(raw_int(f->path, "SELECT count(*) FROM schema_migrations"),
+				 latest(f));
 }
 
 /* ---- values that look like SQL ---- */
@@ -1474,9 +1605,459 @@ static void test_sql_lookalike_values(void **state)
 			 1);
 }
 
+/* ---- PostgreSQL only ---- */
+
+/* A PostgreSQL URI of the fixture's server with another schema (and extra query text). */
+static void pg_other(const fixture *f, char *out, size_t size, const char *schema,
+		     const char *extra)
+{
+	char base[400];
+	snprintf(base, sizeof base, "%s%s", getenv("STARFORGE_TEST_PG"), extra ? extra : "");
+	pg_uri(out, size, base, schema);
+	(void)f;
+}
+
+static void test_pg_fresh_database(void **state)
+{
+	fixture *f = *state;
+	assert_true(store_pg_latest_version() >= 1);
+	assert_int_equal(store_pg_latest_version(), (int)sf_pg_migrations_count);
+	assert_int_equal(table_exists(f->path, "jobs"), 0); /* the schema does not exist yet */
+	store *s = open_ok(f->path, STORE_READWRITE);
+	assert_string_equal(store_backend(s), "postgresql");
+	assert_int_equal(store_version(s), store_pg_latest_version());
+	assert_int_equal(store_backend_latest_version(s), store_pg_latest_version());
+	store_close(s);
+	assert_int_equal(raw_version(f->path), store_pg_latest_version());
+	static const char *const tables[] = {
+		"jobs",      "idempotency_keys", "levels", "level_tags",       "evaluations",
+		"resources", "job_events",       "nodes",  "schema_migrations"
+	};
+	for (int i = 0; i < ARRAY_LEN(tables); i++)
+		assert_int_equal(table_exists(f->path, tables[i]), 1);
+	/* In the schema of the URI, not in public. */
+	char sql[200];
+	snprintf(sql, sizeof sql,
+		 "SELECT count(*) FROM pg_tables WHERE schemaname = '%s' AND tablename = 'jobs'",
+		 f->schema);
+	assert_int_equal(raw_int(getenv("STARFORGE_TEST_PG"), sql), 1);
+	/* Reopening applies nothing again. */
+	s = open_ok(f->path, STORE_READWRITE);
+	store_close(s);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM schema_migrations"),
+			 store_pg_latest_version());
+}
+
+static void test_pg_migrations(void **state)
+{
+	fixture *f = *state;
+	const sf_embedded m[] = {
+		MIGRATION("migrations/postgres/0001_t.sql",
+			  "CREATE TABLE t (x int, y int DEFAULT 7); INSERT INTO t (x) VALUES (1);"),
+		MIGRATION("migrations/postgres/0002_y.sql", "INSERT INTO t VALUES (2, 8);"),
+		MIGRATION("migrations/postgres/0003_bad.sql",
+			  "CREATE TABLE u (y int); INSERT INTO t (x) VALUES (5);\n"
+			  "CREATE TABLE broken (;"),
+	};
+	sf_err err = { 0 };
+	/* Opened three times, a step that is not idempotent runs once. */
+	for (int i = 0; i < 3; i++) {
+		store *s = store_open_with(f->path, STORE_READWRITE, m, 1, &err);
+		if (!s)
+			fail_msg("%s", err.msg);
+		assert_int_equal(store_version(s), 1);
+		assert_int_equal(store_backend_latest_version(s), 1);
+		store_close(s);
+	}
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM t"), 1);
+	/* Upgrade: the data stays and the next step runs. */
+	raw_exec(f->path, "INSERT INTO t (x) VALUES (3)");
+	store *s = store_open_with(f->path, STORE_READWRITE, m, 2, &err);
+	assert_non_null(s);
+	assert_int_equal(store_version(s), 2);
+	store_close(s);
+	assert_int_equal(raw_version(f->path), 2);
+	assert_int_equal(raw_int(f->path, "SELECT sum(y) FROM t"), 7 + 7 + 8);
+	/* A failing step rolls back whole, its version included. */
+	assert_null(store_open_with(f->path, STORE_READWRITE, m, 3, &err));
+	assert_true(err.code < 0);
+	assert_non_null(strstr(err.msg, "0003_bad.sql"));
+	assert_non_null(strstr(err.msg, "syntax error"));
+	assert_int_equal(raw_version(f->path), 2);
+	assert_int_equal(table_exists(f->path, "u"), 0);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM t"), 3);
+	/* A step with a BEGIN of its own is refused and rolled back. */
+	const sf_embedded begin[] = { m[0], m[1],
+				      MIGRATION("migrations/postgres/0003_begin.sql",
+						"CREATE TABLE v (z int); BEGIN;") };
+	assert_null(store_open_with(f->path, STORE_READWRITE, begin, 3, &err));
+	assert_non_null(strstr(err.msg, "0003_begin.sql"));
+	assert_int_equal(table_exists(f->path, "v"), 0);
+	assert_int_equal(raw_version(f->path), 2);
+	/* One that commits on its own is reported (it cannot be undone). */
+	const sf_embedded commit[] = { m[0], m[1],
+				       MIGRATION("migrations/postgres/0003_commit.sql",
+						 "CREATE TABLE w (z int); COMMIT;") };
+	assert_null(store_open_with(f->path, STORE_READWRITE, commit, 3, &err));
+	assert_int_equal(err.code, SF_ESYS);
+	assert_non_null(strstr(err.msg, "0003_commit.sql"));
+	assert_int_equal(raw_version(f->path), 2);
+	/* Newer than the binary: refused, read-write and read-only, nothing changed. */
+	for (int mode = STORE_READWRITE; mode <= STORE_READONLY; mode++) {
+		assert_null(store_open_with(f->path, mode, m, 1, &err));
+		assert_int_equal(err.code, SF_ERANGE);
+		assert_true(has_number(err.msg, 2));
+		assert_true(has_number(err.msg, 1));
+	}
+	assert_int_equal(raw_version(f->path), 2);
+	/* A bad table is refused before connecting. */
+	const sf_embedded gap[] = { m[0], MIGRATION("migrations/postgres/0003_c.sql", "") };
+	assert_null(store_open_with(f->path, STORE_READWRITE, gap, 2, &err));
+	assert_int_equal(err.code, SF_EINVAL);
+	assert_non_null(strstr(err.msg, "0003_c.sql"));
+
+	/* Read-only: never creates nor migrates, refuses any other version. */
+	char other[512], name[64];
+	snprintf(name, sizeof name, "%s_ro", f->schema);
+	pg_other(f, other, sizeof other, name, NULL);
+	assert_null(store_open(other, STORE_READONLY, &err));
+	assert_int_equal(err.code, SF_ERANGE);
+	assert_true(has_number(err.msg, 0));
+	assert_true(has_number(err.msg, store_pg_latest_version()));
+	assert_int_equal(raw_int(getenv("STARFORGE_TEST_PG"),
+				 "SELECT count(*) FROM pg_namespace WHERE nspname LIKE '%\\_ro'"),
+			 0);
+}
+
+static void test_pg_open_errors(void **state)
+{
+	(void)state;
+	sf_err err = { 0 };
+	/* No server there: SF_ESYS, and the message never shows the password. */
+	assert_null(store_open("postgresql://someone:s3cretpw@/starforge?host=/nonexistent_sf_dir",
+			       STORE_READWRITE, &err));
+	assert_int_equal(err.code, SF_ESYS);
+	assert_true(strlen(err.msg) > 0);
+	assert_null(strstr(err.msg, "s3cretpw"));
+	assert_null(store_open("postgres://x@/y?host=/nonexistent_sf_dir", STORE_READONLY, &err));
+	assert_int_equal(err.code, SF_ESYS);
+	assert_null(store_open("postgresql://x@/y?host=/nonexistent_sf_dir", 7, &err));
+	assert_int_equal(err.code, SF_EINVAL);
+	assert_true(has_number(err.msg, 7));
+	/* A URI libpq cannot parse. */
+	assert_null(store_open("postgresql://[bad", STORE_READWRITE, &err));
+	assert_int_equal(err.code, SF_ESYS);
+}
+
+/* Two handles on one database see each other's writes at once, and race fairly. */
+static void test_pg_two_handles(void **state)
+{
+	fixture *f = *state;
+	store *a = open_ok(f->path, STORE_READWRITE);
+	store *b = open_ok(f->path, STORE_READWRITE);
+	sf_err err = { 0 };
+	int64_t s1 = insert(a, "job_1", "lattice");
+	int64_t s2 = insert(b, "job_2", "lattice");
+	assert_true(s2 > s1);
+	expect_state(b, "job_1", JOB_QUEUED);
+	ok(store_job_started(b, "job_1", &err), &err);
+	expect_state(a, "job_1", JOB_RUNNING);
+	ok(store_put_evaluation(b, "square", "HPPH", "{\"e\":1}", &err), &err);
+	char *doc = NULL;
+	ok(store_get_evaluation(a, "square", "HPPH", &doc, &err), &err);
+	assert_string_equal(doc, "{\"e\":1}");
+	free(doc);
+	/* A cancel on one node and a success on the other: the first wins, the second is told. */
+	ok(store_job_cancelled(a, "job_1", &err), &err);
+	store_level lv = level("L1", "lattice", "{}");
+	assert_failed(store_job_succeeded(b, "job_1", &lv, 1, &err), &err, SF_ERANGE);
+	assert_non_null(strstr(err.msg, "cancelled, cannot become succeeded"));
+	ok(store_get_level(a, "L1", &doc, &err), &err);
+	assert_null(doc); /* the loser wrote nothing */
+	/* The same Idempotency-Key from both: one job. */
+	store_job j = new_job("job_k1", "lattice", "{}", 1);
+	int existing = -1;
+	ok(store_insert_job(a, &j, "key", "h", &existing, &err), &err);
+	store_job_clear(&j);
+	j = new_job("job_k2", "lattice", "{}", 1);
+	ok(store_insert_job(b, &j, "key", "h", &existing, &err), &err);
+	assert_int_equal(existing, 1);
+	assert_string_equal(j.id, "job_k1");
+	store_job_clear(&j);
+	int64_t counts[5];
+	ok(store_count_jobs(b, counts, &err), &err);
+	assert_int_equal(counts[JOB_QUEUED], 2);
+	assert_int_equal(counts[JOB_CANCELLED], 1);
+	store_close(a);
+	store_close(b);
+}
+
+typedef struct opener {
+	const char *uri;
+	int version;
+	sf_err err;
+} opener;
+
+static void *open_thread(void *arg)
+{
+	opener *o = arg;
+	store *s = store_open(o->uri, STORE_READWRITE, &o->err);
+	o->version = s ? store_version(s) : -1;
+	store_close(s);
+	return NULL;
+}
+
+/* Threads racing to create and migrate one new schema: each step is applied once. */
+static void test_pg_concurrent_open_threads(void **state)
+{
+	fixture *f = *state;
+	enum { THREADS = 8 };
+	pthread_t t[THREADS];
+	opener o[THREADS];
+	for (int i = 0; i < THREADS; i++) {
+		o[i] = (opener){ .uri = f->path };
+		assert_int_equal(pthread_create(&t[i], NULL, open_thread, &o[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(t[i], NULL);
+		if (o[i].version != store_pg_latest_version())
+			fail_msg("thread %d: %s", i, o[i].err.msg);
+	}
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM schema_migrations"),
+			 store_pg_latest_version());
+	assert_int_equal(raw_version(f->path), store_pg_latest_version());
+}
+
+/* SQLSTATE 25006: the seam, then a database made read-only for real. */
+static void test_pg_unwritable(void **state)
+{
+	fixture *f = *state;
+	sf_err err = { 0 };
+	store *s = open_ok(f->path, STORE_READWRITE);
+	insert(s, "job_1", "lattice");
+	const char *msg = NULL;
+	assert_int_equal(store_write_fault(s, &msg), STORE_OK);
+	assert_string_equal(msg, "");
+	ok(store_simulate_fault(s, STORE_UNWRITABLE, &err), &err);
+	store_job j = new_job("job_2", "lattice", "{}", 1);
+	assert_failed(store_insert_job(s, &j, NULL, NULL, NULL, &err), &err, SF_ESYS);
+	store_job_clear(&j);
+	assert_int_equal(store_write_fault(s, &msg), STORE_UNWRITABLE);
+	assert_non_null(strstr(msg, "read-only"));
+	assert_failed(store_job_started(s, "job_1", &err), &err, SF_ESYS);
+	expect_state(s, "job_1", JOB_QUEUED); /* reads go on */
+	assert_int_equal(store_get_job(s, "job_2", &j, &err), 0);
+	assert_failed(store_probe_write(s, &err), &err, SF_ESYS);
+	assert_int_equal(store_write_fault(s, NULL), STORE_UNWRITABLE);
+	ok(store_simulate_fault(s, STORE_OK, &err), &err);
+	assert_int_equal(store_write_fault(s, NULL), STORE_UNWRITABLE); /* sticky */
+	ok(store_probe_write(s, &err), &err);
+	assert_int_equal(store_write_fault(s, &msg), STORE_OK);
+	assert_string_equal(msg, "");
+	ok(store_job_started(s, "job_1", &err), &err);
+	assert_failed(store_simulate_fault(s, STORE_FULL, &err), &err, SF_EINVAL);
+	assert_non_null(strstr(err.msg, "PostgreSQL"));
+	store_close(s);
+
+	/* The database itself read-only, as a standby is: ALTER DATABASE. */
+	char db[48], extra[80], uri[512], sql[160];
+	snprintf(db, sizeof db, "sf_ro_%d", (int)getpid());
+	snprintf(sql, sizeof sql, "CREATE DATABASE %s", db);
+	raw_exec(getenv("STARFORGE_TEST_PG"), sql);
+	snprintf(extra, sizeof extra, "&dbname=%s", db);
+	pg_other(f, uri, sizeof uri, "sf_ro", extra);
+	store *before = open_ok(uri, STORE_READWRITE);
+	insert(before, "job_1", "lattice");
+	snprintf(sql, sizeof sql, "ALTER DATABASE %s SET default_transaction_read_only = on", db);
+	raw_exec(getenv("STARFORGE_TEST_PG"), sql);
+	store *w = open_ok(uri, STORE_READWRITE); /* opening only reads */
+	j = new_job("job_2", "lattice", "{}", 1);
+	assert_failed(store_insert_job(w, &j, NULL, NULL, NULL, &err), &err, SF_ESYS);
+	store_job_clear(&j);
+	assert_int_equal(store_write_fault(w, &msg), STORE_UNWRITABLE);
+	assert_non_null(strstr(msg, "read-only"));
+	expect_state(w, "job_1", JOB_QUEUED);
+	assert_failed(store_probe_write(w, &err), &err, SF_ESYS);
+	assert_int_equal(store_write_fault(w, NULL), STORE_UNWRITABLE);
+	snprintf(sql, sizeof sql, "ALTER DATABASE %s RESET default_transaction_read_only", db);
+	raw_exec(getenv("STARFORGE_TEST_PG"), sql);
+	ok(store_probe_write(w, &err), &err); /* a new session: writable again */
+	assert_int_equal(store_write_fault(w, NULL), STORE_OK);
+	insert(w, "job_2", "lattice");
+	store_close(before);
+	store_close(w);
+	snprintf(sql, sizeof sql, "DROP DATABASE %s WITH (FORCE)", db);
+	raw_exec(getenv("STARFORGE_TEST_PG"), sql);
+}
+
+/* Documents, params and bodies come back byte for byte (strong ETags depend on it). */
+static void test_pg_bytes(void **state)
+{
+	fixture *f = *state;
+	store *s = open_ok(f->path, STORE_READWRITE);
+	sf_err err = { 0 };
+	const char *params =
+		"{ \"a\" :\t1 ,\n\r\n \"\xc3\xa9\" : \"\\u00e9 \xe2\x9c\x93 "
+		"\xf0\x9d\x84\x9e\", \"n\": 1.0e0 , \"z\":-0.0 ,\"q\":\"\\\"\\\\\" }  \n";
+	store_job j = new_job("job_b", "lattice", params, 5);
+	ok(store_insert_job(s, &j, NULL, NULL, NULL, &err), &err);
+	store_job_clear(&j);
+	j = get(s, "job_b");
+	assert_string_equal(j.params, params);
+	store_job_clear(&j);
+	ok(store_job_started(s, "job_b", &err), &err);
+	const char *doc1 = "\xef\xbb\xbf{\"id\":\"L\\\"1\",  \"t\":\"{a,b}\\\\NULL\" "
+			   ",\"u\":\"\xe6\x97\xa5\"}\n";
+	const char *doc2 = "{\"id\": \"L2\"}\t";
+	store_level lv[2] = { level("L\"1", "lattice", doc1), level("L2", "lattice", doc2) };
+	/* Tag values that need quoting in an array literal. */
+	tag_text(&lv[0], "na\"me", "te,xt{}\\");
+	tag_text(&lv[0], "null", "NULL");
+	tag_num(&lv[0], "big", 1e308);
+	tag_num(&lv[0], "tiny", 5e-324);
+	tag_num(&lv[1], "big", -0.0);
+	ok(store_job_succeeded(s, "job_b", lv, 2, &err), &err);
+	char *doc = NULL;
+	ok(store_get_level(s, "L\"1", &doc, &err), &err);
+	assert_string_equal(doc, doc1);
+	free(doc);
+	const char *const both[] = { doc2, doc1 };
+	expect_levels(s, "lattice", NULL, 0, 0, 4, both, 2);
+	const store_filter quoted = { .name = "na\"me", .text = "te,xt{}\\" };
+	expect_levels(s, NULL, &quoted, 1, 0, 4, both + 1, 1);
+	const store_filter null_text = { .name = "null", .text = "NULL" };
+	expect_levels(s, NULL, &null_text, 1, 0, 4, both + 1, 1);
+	const store_filter big = { .name = "big", .has_min = 1, .min = 1e308 };
+	expect_levels(s, NULL, &big, 1, 0, 4, both + 1, 1);
+	const store_filter zero = { .name = "big", .has_min = 1, .min = 0 };
+	expect_levels(s, NULL, &zero, 1, 0, 4, both, 2);
+	const store_filter tiny = { .name = "tiny", .has_min = 1, .min = 5e-324 };
+	expect_levels(s, NULL, &tiny, 1, 0, 4, both + 1, 1);
+	j = get(s, "job_b");
+	assert_string_equal(j.level_ids, "[\"L\\\"1\",\"L2\"]");
+	store_job_clear(&j);
+	/* Evaluations in a batch with quotes, backslashes and a repeated key (the last wins). */
+	store_evaluation e[3] = { { "square", "H\"P", "{\"a\":\"\\\\\"}" },
+				  { "cubic", "HP,{}", " {\"b\" : [1, 2]}\r\n" },
+				  { "square", "H\"P", "{\"a\":2}" } };
+	ok(store_put_evaluations(s, e, 3, &err), &err);
+	ok(store_get_evaluation(s, "square", "H\"P", &doc, &err), &err);
+	assert_string_equal(doc, "{\"a\":2}");
+	free(doc);
+	ok(store_get_evaluation(s, "cubic", "HP,{}", &doc, &err), &err);
+	assert_string_equal(doc, e[1].doc);
+	free(doc);
+	/* Resources: CR LF and trailing blanks kept. */
+	const char *body = "speed,intensity\r\n0.5,0.25 \r\n\xce\xbb,1\n\n";
+	ok(store_put_resource(s, "px_model", "m\xc3\xb6", "csv", body, NULL, &err), &err);
+	char *format = NULL, *got = NULL;
+	ok(store_get_resource(s, "px_model", "m\xc3\xb6", &format, &got, &err), &err);
+	assert_string_equal(got, body);
+	free(format);
+	free(got);
+	store_close(s);
+}
+
+/*
+ * Ends the server sessions of application `app` (the store's own, named
+ * in its URI) and waits until they are gone, as a server restart would.
+ */
+static void terminate(const char *app)
+{
+	char sql[200];
+	snprintf(sql, sizeof sql,
+		 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+		 "WHERE application_name = '%s'",
+		 app);
+	assert_int_equal(raw_int(getenv("STARFORGE_TEST_PG"), sql), 1);
+	snprintf(sql, sizeof sql,
+		 "SELECT count(*) FROM pg_stat_activity WHERE application_name = '%s'", app);
+	for (int i = 0; i < 200 && raw_int(getenv("STARFORGE_TEST_PG"), sql) > 0; i++)
+		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+}
+
+/* Batches: savepoints per call, one commit; a lost connection rolls the batch back whole. */
+static void test_pg_batch(void **state)
+{
+	fixture *f = *state;
+	char app[64], extra[96], uri[512];
+	snprintf(app, sizeof app, "sf_batch_%d", (int)getpid());
+	snprintf(extra, sizeof extra, "&application_name=%s", app);
+	pg_other(f, uri, sizeof uri, f->schema, extra);
+	store *s = open_ok(uri, STORE_READWRITE);
+	store *r = open_ok(f->path, STORE_READONLY);
+	sf_err err = { 0 };
+	store_job j;
+	ok(store_batch_begin(s, &err), &err);
+	assert_failed(store_batch_begin(s, &err), &err, SF_EINVAL);
+	insert(s, "job_1", "lattice");
+	store_job dup = new_job("job_1", "lattice", "{}", 1);
+	assert_failed(store_insert_job(s, &dup, NULL, NULL, NULL, &err), &err, SF_EINVAL);
+	store_job_clear(&dup);
+	assert_failed(store_job_started(s, "job_404", &err), &err, SF_EINVAL);
+	insert(s, "job_2", "lattice");
+	ok(store_job_started(s, "job_2", &err), &err);
+	expect_state(s, "job_2", JOB_RUNNING);                    /* the batch sees its writes */
+	assert_int_equal(store_get_job(r, "job_1", &j, &err), 0); /* others do not, yet */
+	assert_failed(store_probe_write(s, &err), &err, SF_EINVAL);
+	assert_failed(store_simulate_fault(s, STORE_UNWRITABLE, &err), &err, SF_EINVAL);
+	ok(store_batch_end(s, 1, &err), &err);
+	expect_state(r, "job_1", JOB_QUEUED);
+	expect_state(r, "job_2", JOB_RUNNING);
+	assert_failed(store_batch_end(s, 1, &err), &err, SF_EINVAL);
+
+	/* Rolled back: nothing recorded. */
+	ok(store_batch_begin(s, &err), &err);
+	insert(s, "job_3", "lattice");
+	ok(store_batch_end(s, 0, &err), &err);
+	assert_int_equal(store_get_job(r, "job_3", &j, &err), 0);
+
+	/* The connection lost inside a batch: the whole batch goes, later writes are refused. */
+	ok(store_batch_begin(s, &err), &err);
+	insert(s, "job_4", "lattice");
+	terminate(app);
+	store_job lost = new_job("job_5", "lattice", "{}", 1);
+	assert_failed(store_insert_job(s, &lost, NULL, NULL, NULL, &err), &err, SF_ESYS);
+	store_job_clear(&lost);
+	lost = new_job("job_6", "lattice", "{}", 1);
+	assert_failed(store_insert_job(s, &lost, NULL, NULL, NULL, &err), &err, SF_ESYS);
+	assert_non_null(strstr(err.msg, "batch was rolled back"));
+	store_job_clear(&lost);
+	expect_state(s, "job_1", JOB_QUEUED); /* reads go on, reconnected */
+	assert_int_equal(store_get_job(s, "job_4", &j, &err), 0);
+	assert_failed(store_batch_end(s, 1, &err), &err, SF_ESYS);
+	/* Outside a batch the store goes on, on a new connection. */
+	insert(s, "job_7", "lattice");
+	expect_state(r, "job_7", JOB_QUEUED);
+	assert_int_equal(store_get_job(r, "job_4", &j, &err), 0);
+
+	/* A session ended between calls (a server restart): the next call reconnects first. */
+	terminate(app);
+	expect_state(s, "job_1", JOB_QUEUED);
+	terminate(app);
+	insert(s, "job_8", "lattice");
+	assert_int_equal(store_lock_exclusive(s, &err), 0);
+	store_close(r);
+	store_close(s);
+}
+
+/* Tests that hold every back end to store.h, run once per back end (main()). */
+#define CONTRACT_TESTS(setup_fn)                                                               \
+	cmocka_unit_test_setup_teardown(test_jobs_insert_get_list, setup_fn, teardown),        \
+		cmocka_unit_test_setup_teardown(test_idempotency, setup_fn, teardown),         \
+		cmocka_unit_test_setup_teardown(test_transitions, setup_fn, teardown),         \
+		cmocka_unit_test_setup_teardown(test_pending_after_crash, setup_fn, teardown), \
+		cmocka_unit_test_setup_teardown(test_levels, setup_fn, teardown),              \
+		cmocka_unit_test_setup_teardown(test_evaluations, setup_fn, teardown),         \
+		cmocka_unit_test_setup_teardown(test_resources, setup_fn, teardown),           \
+		cmocka_unit_test_setup_teardown(test_resource_listing, setup_fn, teardown),    \
+		cmocka_unit_test_setup_teardown(test_readonly_handle, setup_fn, teardown),     \
+		cmocka_unit_test_setup_teardown(test_concurrent_open, setup_fn, teardown),     \
+		cmocka_unit_test_setup_teardown(test_sql_lookalike_values, setup_fn, teardown)
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
+	const struct CMUnitTest sqlite_tests[] = {
 		cmocka_unit_test_setup_teardown(test_fresh_database, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_does_not_reapply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade, setup, teardown),
@@ -1489,21 +2070,32 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 		cmocka_unit_test(test_memory_database),
 		cmocka_unit_test(test_job_state_names),
-		cmocka_unit_test_setup_teardown(test_jobs_insert_get_list, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_idempotency, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_transitions, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pending_after_crash, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_levels, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_evaluations, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_resources, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_px_models_migrate, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_resource_listing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resources_migrate_listing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_level_filters_migrate, setup, teardown),
 		cmocka_unit_test(test_kind_filters),
-		cmocka_unit_test_setup_teardown(test_readonly_handle, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_concurrent_open, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sql_lookalike_values, setup, teardown),
+		CONTRACT_TESTS(setup),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	const struct CMUnitTest pg_tests[] = {
+		cmocka_unit_test_setup_teardown(test_pg_fresh_database, setup_pg, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_migrations, setup_pg, teardown),
+		cmocka_unit_test(test_pg_open_errors),
+		cmocka_unit_test_setup_teardown(test_pg_two_handles, setup_pg, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_concurrent_open_threads, setup_pg,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_pg_unwritable, setup_pg, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_bytes, setup_pg, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_batch, setup_pg, teardown),
+		CONTRACT_TESTS(setup_pg),
+	};
+	const char *pg = getenv("STARFORGE_TEST_PG");
+	if (!pg || !*pg) {
+		printf("[  SKIPPED ] store: postgresql: STARFORGE_TEST_PG is not set (make test "
+		       "sets it; by hand: sh tests/pg/cluster.sh build/tests/test_store)\n");
+		fflush(stdout);
+	}
+	int failed = cmocka_run_group_tests_name("store: sqlite", sqlite_tests, NULL, NULL);
+	if (!pg || !*pg)
+		return failed;
+	return failed + cmocka_run_group_tests_name("store: postgresql", pg_tests, NULL, NULL);
 }

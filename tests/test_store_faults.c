@@ -1,11 +1,16 @@
 /*
- * test_store_faults.c - storage faults in the SQLite store (store.h): how a
- * full disk and a read-only database reach callers (SF_ESYS, the fault
- * state and its message), that a refused write changes nothing and reads
- * go on, and that only store_probe_write() ends the fault. The faults are
- * simulated with the store's seam (store_simulate_fault(), and the file
- * named by STARFORGE_TEST_STORAGE_FAULT), which uses SQLite's own page
- * limit and query_only, so the codes and messages are SQLite's.
+ * test_store_faults.c - storage faults in the store (store.h): how a full
+ * disk and a read-only database reach callers (SF_ESYS, the fault state and
+ * its message), that a refused write changes nothing and reads go on, and
+ * that only store_probe_write() ends the fault. The faults are simulated
+ * with the store's seam (store_simulate_fault(), and the file named by
+ * STARFORGE_TEST_STORAGE_FAULT). On SQLite the seam uses SQLite's own page
+ * limit and query_only, so the codes and messages are SQLite's. The
+ * read-only cases run a second time on PostgreSQL (when STARFORGE_TEST_PG
+ * names a database, as under `make test`; tests/pg/cluster.sh), in a schema
+ * of their own, where the seam makes the session read-only and the
+ * server's SQLSTATE 25006 is what the store sees; a full disk cannot be
+ * simulated there (test_store.c covers the rest of PostgreSQL's faults).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,12 +24,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
+
 #include "../server/store/store.h"
 
 typedef struct fixture {
 	char dir[64];
-	char path[128];
+	char path[512]; /* SQLite: the database file; PostgreSQL: the URI of the schema */
 	char seam[128];
+	int pg;
+	char schema[48];
 } fixture;
 
 static int setup(void **state)
@@ -43,12 +52,35 @@ static int setup(void **state)
 	return 0;
 }
 
+/* The PostgreSQL fixture: f->path names schema sf_faults_<pid>_<n>, which open creates. */
+static int setup_pg(void **state)
+{
+	static int counter;
+	if (setup(state) != 0)
+		return -1;
+	fixture *f = *state;
+	const char *base = getenv("STARFORGE_TEST_PG");
+	f->pg = 1;
+	snprintf(f->schema, sizeof f->schema, "sf_faults_%d_%d", (int)getpid(), ++counter);
+	snprintf(f->path, sizeof f->path, "%s%soptions=-csearch_path%%3D%s", base,
+		 strchr(base, '?') ? "&" : "?", f->schema);
+	return 0;
+}
+
 static int teardown(void **state)
 {
 	fixture *f = *state;
+	if (f->pg) {
+		PGconn *c = PQconnectdb(getenv("STARFORGE_TEST_PG"));
+		char sql[96];
+		snprintf(sql, sizeof sql, "DROP SCHEMA IF EXISTS %s CASCADE", f->schema);
+		PQclear(PQexec(c, "SET client_min_messages = warning"));
+		PQclear(PQexec(c, sql));
+		PQfinish(c);
+	}
 	const char *suffixes[] = { "", "-wal", "-shm" };
-	char path[160];
-	for (int i = 0; i < 3; i++) {
+	char path[sizeof f->path + 8];
+	for (int i = 0; !f->pg && i < 3; i++) {
 		snprintf(path, sizeof path, "%s%s", f->path, suffixes[i]);
 		unlink(path);
 	}
@@ -162,10 +194,12 @@ static void test_readonly(void **state)
 
 	/* Each kind of write: a transition, an insert, the evaluation cache, a resource. */
 	assert_int_equal(store_job_started(s, "job_1", &err), SF_ESYS);
-	assert_non_null(strstr(err.msg, "readonly database"));
+	/* SQLite's message, or PostgreSQL's for SQLSTATE 25006. */
+	const char *says = f->pg ? "read-only transaction" : "readonly database";
+	assert_non_null(strstr(err.msg, says));
 	const char *msg;
 	assert_int_equal(store_write_fault(s, &msg), STORE_UNWRITABLE);
-	assert_non_null(strstr(msg, "readonly"));
+	assert_non_null(strstr(msg, f->pg ? "read-only" : "readonly"));
 	assert_int_equal(insert(s, 2, "{}", &err), SF_ESYS);
 	assert_int_equal(store_put_evaluation(s, "square", "HPPH", "{}", &err), SF_ESYS);
 	assert_int_equal(store_put_resource(s, "px_model", "m", "csv", "a,b\n", NULL, &err),
@@ -182,6 +216,7 @@ static void test_readonly(void **state)
 	assert_int_equal(counts[JOB_QUEUED], 1);
 
 	assert_int_equal(store_simulate_fault(s, STORE_OK, &err), 0);
+	assert_int_equal(store_write_fault(s, NULL), STORE_UNWRITABLE); /* until probed */
 	assert_int_equal(store_probe_write(s, &err), 0);
 	assert_int_equal(store_write_fault(s, NULL), STORE_OK);
 	assert_int_equal(store_job_started(s, "job_1", &err), 0);
@@ -254,6 +289,36 @@ static void test_seam_file(void **state)
 	store_close(s);
 }
 
+/*
+ * PostgreSQL's seam file: "readonly" makes the session read-only before
+ * the next write; anything else (a full disk cannot be simulated) lifts it.
+ */
+static void test_pg_seam_file(void **state)
+{
+	fixture *f = *state;
+	sf_err err = { 0 };
+	store_close(store_open(f->path, STORE_READWRITE, &err)); /* migrated first */
+	write_file(f->seam, "readonly\n");
+	setenv("STARFORGE_TEST_STORAGE_FAULT", f->seam, 1);
+	store *s = store_open(f->path, STORE_READWRITE, &err);
+	unsetenv("STARFORGE_TEST_STORAGE_FAULT");
+	if (!s)
+		fail_msg("%s", err.msg);
+	assert_int_equal(stored(s, 1, NULL), 0);
+	assert_int_equal(insert(s, 1, "{}", &err), SF_ESYS);
+	assert_int_equal(store_write_fault(s, NULL), STORE_UNWRITABLE);
+	assert_int_equal(store_probe_write(s, &err), SF_ESYS);
+	write_file(f->seam, "");
+	assert_int_equal(insert(s, 1, "{}", &err), 0);
+	assert_int_equal(store_probe_write(s, &err), 0);
+	assert_int_equal(store_write_fault(s, NULL), STORE_OK);
+	write_file(f->seam, "full");
+	assert_int_equal(insert(s, 2, "{}", &err), 0);
+	unlink(f->seam);
+	assert_int_equal(insert(s, 3, "{}", &err), 0);
+	store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,5 +327,20 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_faults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seam_file, setup, teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	const struct CMUnitTest pg_tests[] = {
+		cmocka_unit_test_setup_teardown(test_readonly, setup_pg, teardown),
+		cmocka_unit_test_setup_teardown(test_not_faults, setup_pg, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_seam_file, setup_pg, teardown),
+	};
+	const char *pg = getenv("STARFORGE_TEST_PG");
+	if (!pg || !*pg) {
+		printf("[  SKIPPED ] store faults: postgresql: STARFORGE_TEST_PG is not set (make "
+		       "test sets it; by hand: sh tests/pg/cluster.sh CMD)\n");
+		fflush(stdout);
+	}
+	int failed = cmocka_run_group_tests_name("store faults: sqlite", tests, NULL, NULL);
+	if (!pg || !*pg)
+		return failed;
+	return failed +
+	       cmocka_run_group_tests_name("store faults: postgresql", pg_tests, NULL, NULL);
 }

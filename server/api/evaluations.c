@@ -107,6 +107,49 @@ static void eval_work(uv_work_t *w)
 		e->rc = sf_err_set(&e->err, SF_ENOMEM, "out of memory writing the evaluation");
 }
 
+/* The store thread's write of a new evaluation into the cache. */
+typedef struct eval_put {
+	storeq_op op;
+	char lattice[16];
+	char seq[LAT_MAX_LEN + 1];
+	char *doc;
+} eval_put;
+
+static void eval_put_run(store *s, storeq_op *op)
+{
+	eval_put *p = (eval_put *)op;
+	op->rc = store_put_evaluation(s, p->lattice, p->seq, p->doc, &op->err);
+}
+
+static void eval_put_done(storeq_op *op)
+{
+	eval_put *p = (eval_put *)op;
+	if (op->rc)
+		log_error("evaluation cache: %s", op->err.msg);
+	free(p->doc);
+	free(p);
+}
+
+/*
+ * Hands the evaluation to the store thread for the cache; the answer does
+ * not wait for it (a cache entry lost to a full disk is computed again).
+ */
+static void eval_store(service *svc, const eval_job *e)
+{
+	eval_put *p = calloc(1, sizeof *p);
+	if (!p || !(p->doc = strdup(e->doc))) {
+		free(p);
+		log_error("evaluation cache: out of memory");
+		return;
+	}
+	snprintf(p->lattice, sizeof p->lattice, "%s", lat_kind_name(e->kind));
+	lat_seq_format(&e->seq, p->seq);
+	p->op.run = eval_put_run;
+	p->op.done = eval_put_done;
+	p->op.writes = STOREQ_WRITE;
+	storeq_submit(svc->writer, &p->op);
+}
+
 static void eval_after(uv_work_t *w, int status)
 {
 	(void)status;
@@ -116,11 +159,7 @@ static void eval_after(uv_work_t *w, int status)
 	if (e->rc) {
 		respond_problem(e->req, 500, "internal", "Internal error", NULL, "%s", e->err.msg);
 	} else {
-		char seq[LAT_MAX_LEN + 1];
-		lat_seq_format(&e->seq, seq);
-		sf_err err = { 0 };
-		if (store_put_evaluation(svc->db, lat_kind_name(e->kind), seq, e->doc, &err))
-			log_error("evaluation cache: %s", err.msg);
+		eval_store(svc, e);
 		char key[96];
 		eval_key(e->kind, &e->seq, e->stars.strategy, e->svg, key);
 		answer(svc, e->req, key, e->doc, &e->stars, e->svg);
@@ -166,7 +205,7 @@ static void evaluate(service *svc, http_req *r, const route_match *m, int svg)
 	char text[LAT_MAX_LEN + 1];
 	lat_seq_format(&seq, text);
 	char *doc = NULL;
-	if (store_get_evaluation(svc->db, lat_kind_name(kind), text, &doc, &err)) {
+	if (store_get_evaluation(svc->reader, lat_kind_name(kind), text, &doc, &err)) {
 		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
 		return;
 	}

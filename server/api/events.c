@@ -502,7 +502,7 @@ void events_job_ended(service *svc, const char *job_id)
 		return; /* nobody watched and no progress was reported */
 	store_job job = { 0 };
 	sf_err err = { 0 };
-	int found = store_get_job(svc->db, job_id, &job, &err);
+	int found = store_get_job(svc->reader, job_id, &job, &err);
 	if (found == 1 && is_final(job.state)) {
 		size_t len = 0;
 		int64_t id;

@@ -32,8 +32,11 @@
  * stop lets the waiting jobs go unrecorded, still running in the store,
  * which requeues them at the next start.
  */
+#define _DEFAULT_SOURCE /* syscall(), for the worker thread's id */
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,6 +70,9 @@ struct job_rt {
 	size_t npending, pending_cap;
 	ga_generation shown; /* loop thread's copy */
 	int awaiting;        /* returned; its outcome waits for the store (job_settle) */
+	int recording;       /* returned; the store thread is recording its outcome */
+	int starting;        /* the store thread is recording its start */
+	int cancelling;      /* queued; the store thread is recording its cancel */
 	int start_waits;     /* queued; its start waits for the store (logged once) */
 	job_rt *next, *prev;
 };
@@ -238,9 +244,29 @@ void jobs_on_progress(uv_async_t *a)
 		job_take_progress(j);
 }
 
+/*
+ * Generators run at a lower CPU priority (nice +10) than the loop and the
+ * store thread: a job's seconds of computing must not delay the loop's
+ * answers by whole scheduler time slices when the cores are busy. Linux
+ * keeps a nice value per thread, and threads a generator starts inherit it.
+ * Once per worker thread; a refusal changes nothing but the latency.
+ */
+#define WORKER_NICE 10
+
+static void worker_lower_priority(void)
+{
+	static _Thread_local int done;
+	if (done)
+		return;
+	done = 1;
+	id_t tid = (id_t)syscall(SYS_gettid);
+	(void)setpriority(PRIO_PROCESS, tid, WORKER_NICE);
+}
+
 static void job_work(uv_work_t *w)
 {
 	job_rt *j = w->data;
+	worker_lower_priority();
 	sf_gen_opts opts = { .seed = j->seed,
 			     .threads = j->svc->cfg.job_threads,
 			     .progress = job_progress,
@@ -289,7 +315,7 @@ static void level_tags(const sf_kind *kind, const json_t *level, store_level *ou
 	}
 }
 
-static int store_levels(service *svc, job_rt *j, sf_err *err)
+static int store_levels(store *s, job_rt *j, sf_err *err)
 {
 	json_t *levels = json_object_get(j->result, "levels");
 	size_t n = json_array_size(levels);
@@ -313,7 +339,7 @@ static int store_levels(service *svc, job_rt *j, sf_err *err)
 		sl[i].doc = docs[i];
 		level_tags(j->kind, lv, &sl[i], text[i]);
 	}
-	rc = store_job_succeeded(svc->db, j->id, sl, (int)n, err);
+	rc = store_job_succeeded(s, j->id, sl, (int)n, err);
 done:
 	for (size_t i = 0; docs && i < n; i++)
 		free(docs[i]);
@@ -321,6 +347,90 @@ done:
 	free(sl);
 	free(text);
 	return rc;
+}
+
+/* ---- the store thread's part: operations (storeq.h) ---- */
+
+/*
+ * Every write goes to the store thread as an operation, answered on the
+ * loop thread once it is durable: a submission (its 202 waits for the
+ * commit), a start, an outcome, a cancel, a failure, a probe. The store
+ * thread commits whatever waits together (group commit), so a burst of
+ * submissions costs a few fsyncs, not one each.
+ */
+
+/* A job whose outcome is recorded: the outcome decided on the store thread. */
+typedef struct record_op {
+	storeq_op op;
+	job_rt *j;
+	int ended;              /* the job is final in the store */
+	const char *transition; /* for the log line */
+	char detail[320];
+	char refused[300];    /* a write the store refused for good, for the log */
+	char cache_error[300]; /* the evaluation cache's flush, for the log */
+} record_op;
+
+typedef struct start_op {
+	storeq_op op;
+	job_rt *j;
+} start_op;
+
+typedef struct submit_op {
+	storeq_op op;
+	service *svc;
+	http_req *r;
+	store_job job;
+	char *idem; /* NULL: no Idempotency-Key */
+	char hash[65];
+	int existing;
+	const sf_kind *kind;
+	void *params;
+} submit_op;
+
+typedef struct cancel_op {
+	storeq_op op;
+	job_rt *j;
+	http_req *r;
+} cancel_op;
+
+/* A job failed by the scheduler itself (it could not run it at all). */
+typedef struct fail_op {
+	storeq_op op;
+	service *svc;
+	char id[40];
+	char why[200];
+} fail_op;
+
+static void fail_run(store *s, storeq_op *op)
+{
+	fail_op *f = (fail_op *)op;
+	op->rc = store_job_failed(s, f->id, f->why, &op->err);
+}
+
+static void fail_done(storeq_op *op)
+{
+	fail_op *f = (fail_op *)op;
+	if (op->rc)
+		log_error("job %s: store: %s", f->id, op->err.msg);
+	events_job_ended(f->svc, f->id);
+	free(f);
+}
+
+/* Fails job `id` with `why` in the store, then tells its watchers. */
+static void job_fail_async(service *svc, const char *id, const char *why)
+{
+	fail_op *f = calloc(1, sizeof *f);
+	if (!f) {
+		log_error("job %s: out of memory failing it (%s)", id, why);
+		return; /* still queued or running in the store: the next start retries */
+	}
+	f->svc = svc;
+	snprintf(f->id, sizeof f->id, "%s", id);
+	snprintf(f->why, sizeof f->why, "%s", why);
+	f->op.run = fail_run;
+	f->op.done = fail_done;
+	f->op.writes = STOREQ_WRITE;
+	storeq_submit(svc->writer, &f->op);
 }
 
 /* ---- recording outcomes, and waiting for the store ---- */
@@ -338,7 +448,7 @@ static void store_retry_tick(uv_timer_t *t);
 /* Arms the retry timer unless it runs already. */
 static void store_retry_arm(service *svc)
 {
-	if (!svc->db)
+	if (!svc->writer)
 		return; /* closed: nothing left to retry */
 	if (!svc->store_retry_ready) {
 		uv_timer_init(svc->loop, &svc->store_retry);
@@ -352,77 +462,54 @@ static void store_retry_arm(service *svc)
 /* Probes the store again every second while it reports a fault (service.h). */
 void jobs_storage_watch(service *svc)
 {
-	if (svc->db && store_write_fault(svc->db, NULL) != STORE_OK)
+	if (svc->writer && storeq_fault(svc->writer, NULL) != STORE_OK)
 		store_retry_arm(svc);
 }
 
 /*
- * Answers a request whose write the store did not take (rc, err): 507
- * when the storage is full, 503 when it cannot be written for another
- * reason (read-only, failing, locked), both with Retry-After and a detail
- * saying that nothing was recorded; 500 for anything else.
+ * Store thread: writes what a job whose generator has returned came to:
+ * its last progress, then its outcome. Returns 0 once that is done, or
+ * refused for good (ro->refused says why: the job failed, or was final
+ * already); SF_ESYS, with `err` set, when the storage did not take a
+ * write, which may then be retried whole (each write is its own
+ * transaction or savepoint, and the progress repeats harmlessly). Sets
+ * ro->ended when the job is final in the store, so that its watchers may
+ * be told. Reads only what the loop no longer changes: the job has
+ * returned and j->recording keeps cancels away.
  */
-static void respond_store_error(service *svc, http_req *r, int rc, const sf_err *err,
-				const char *what)
+static int job_record(store *s, record_op *ro, sf_err *err)
 {
-	const char *h[] = { "Retry-After", "5", NULL };
-	if (rc != SF_ESYS) {
-		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err->msg);
-		return;
-	}
-	if (store_write_fault(svc->db, NULL) == STORE_FULL)
-		respond_problem(r, 507, "insufficient-storage", "Insufficient storage", h,
-				"%s: the database or its disk is full, so nothing was recorded; "
-				"retry when space returns (%s)",
-				what, err->msg);
-	else
-		respond_problem(r, 503, "storage-unavailable", "Storage unavailable", h,
-				"%s: the database cannot be written now, so nothing was recorded; "
-				"retry later (%s)",
-				what, err->msg);
-	jobs_storage_watch(svc);
-}
-
-/*
- * Writes what a job whose generator has returned came to: its last
- * progress, then its outcome. Returns 0 once that is done, or refused for
- * good (logged: the job failed, or was final already); SF_ESYS, with
- * `err` set and nothing logged, when the storage did not take a write,
- * which may then be retried whole (each write is its own transaction, and
- * the progress repeats harmlessly). Sets *ended when the job is final in
- * the store, so that its watchers may be told.
- */
-static int job_record(service *svc, job_rt *j, int *ended, sf_err *err)
-{
+	job_rt *j = ro->j;
 	int rc;
 	const char *outcome =
 		j->result ? json_string_value(json_object_get(j->result, "status")) : NULL;
-	const char *transition;
-	char detail[320];
-	*ended = 1;
+	char *detail = ro->detail;
+	size_t dsize = sizeof ro->detail;
+	ro->ended = 1;
+	ro->refused[0] = '\0';
 	/* The last progress the generator reported becomes the job's record. */
 	if (j->shown.generations &&
-	    (rc = store_job_progress(svc->db, j->id, j->shown.generation, j->shown.generations,
+	    (rc = store_job_progress(s, j->id, j->shown.generation, j->shown.generations,
 				     j->shown.best, err)) != 0) {
 		if (rc == SF_ESYS)
 			return rc;
-		log_error("job %s: store: %s", j->id, err->msg);
+		snprintf(ro->refused, sizeof ro->refused, "%s", err->msg);
 	}
 	if (!j->result) {
-		rc = store_job_failed(svc->db, j->id, j->err.msg, err);
-		transition = "failed";
-		snprintf(detail, sizeof detail, "error=\"%s\"", j->err.msg);
+		rc = store_job_failed(s, j->id, j->err.msg, err);
+		ro->transition = "failed";
+		snprintf(detail, dsize, "error=\"%s\"", j->err.msg);
 	} else if (outcome && !strcmp(outcome, "completed")) {
-		rc = store_levels(svc, j, err);
-		transition = "succeeded";
-		snprintf(detail, sizeof detail, "levels=%zu",
+		rc = store_levels(s, j, err);
+		ro->transition = "succeeded";
+		snprintf(detail, dsize, "levels=%zu",
 			 json_array_size(json_object_get(j->result, "levels")));
 		if (rc && rc != SF_ESYS) {
 			/* Levels the store refuses for good: the job fails, saying why. */
-			transition = "failed";
-			snprintf(detail, sizeof detail, "%s", err->msg);
+			ro->transition = "failed";
+			snprintf(detail, dsize, "%s", err->msg);
 			sf_err e2 = { 0 };
-			int rc2 = store_job_failed(svc->db, j->id, err->msg, &e2);
+			int rc2 = store_job_failed(s, j->id, err->msg, &e2);
 			if (rc2 == SF_ESYS) {
 				*err = e2;
 				rc = rc2;
@@ -436,64 +523,84 @@ static int job_record(service *svc, job_rt *j, int *ended, sf_err *err)
 		snprintf(why, sizeof why,
 			 "timed_out: the job ran longer than its budget of %d s (--job-timeout) "
 			 "and stopped after generation %d of %d",
-			 svc->cfg.job_timeout_s, j->shown.generation, j->shown.generations);
-		rc = store_job_failed(svc->db, j->id, why, err);
-		transition = "failed";
-		snprintf(detail, sizeof detail, "reason=timed_out budget=%ds",
-			 svc->cfg.job_timeout_s);
+			 j->svc->cfg.job_timeout_s, j->shown.generation, j->shown.generations);
+		rc = store_job_failed(s, j->id, why, err);
+		ro->transition = "failed";
+		snprintf(detail, dsize, "reason=timed_out budget=%ds", j->svc->cfg.job_timeout_s);
 	} else if (j->cancel_reason == CANCEL_SHUTDOWN) {
-		rc = store_job_requeue(svc->db, j->id, err);
-		transition = "requeued";
-		snprintf(detail, sizeof detail, "reason=shutdown");
-		*ended = 0;
+		rc = store_job_requeue(s, j->id, err);
+		ro->transition = "requeued";
+		snprintf(detail, dsize, "reason=shutdown");
+		ro->ended = 0;
 	} else if (j->cancel_reason == CANCEL_USER) {
-		rc = store_job_cancelled(svc->db, j->id, err);
-		transition = "cancelled";
+		rc = store_job_cancelled(s, j->id, err);
+		ro->transition = "cancelled";
 		detail[0] = '\0';
 	} else {
-		rc = store_job_failed(svc->db, j->id, "the job stopped before completing", err);
-		transition = "failed";
-		snprintf(detail, sizeof detail, "%s", outcome ? outcome : "");
+		rc = store_job_failed(s, j->id, "the job stopped before completing", err);
+		ro->transition = "failed";
+		snprintf(detail, dsize, "%s", outcome ? outcome : "");
 	}
 	if (rc == SF_ESYS)
 		return rc;
-	log_job(j, transition, detail[0] ? detail : NULL);
 	if (rc)
-		log_error("job %s: store: %s", j->id, err->msg);
+		snprintf(ro->refused, sizeof ro->refused, "%s", err->msg);
 	return 0;
 }
 
-/*
- * Records a job whose generator has returned and lets it go: off the
- * running list, its watchers told, its memory freed. When the storage does
- * not take the write, the job keeps its worker slot and its result, and
- * waits: store_retry_tick() calls again once the store can write. Keeping
- * the slot is deliberate: the next job could not record its own result
- * either. When the service is stopping the job is let go unrecorded
- * instead; the store still has it running, so the next start requeues it,
- * and its seed gives the same levels again.
- */
-static void job_settle(service *svc, job_rt *j)
+static void record_run(store *s, storeq_op *op)
 {
+	record_op *ro = (record_op *)op;
 	sf_err err = { 0 };
-	int ended = 0;
-	int rc = job_record(svc, j, &ended, &err);
-	if (rc == SF_ESYS && !svc->stopping) {
+	/* Evaluations the job computed, for later jobs and requests. */
+	ro->cache_error[0] = '\0';
+	if (evalcache_flush(ro->j->svc->evals, s, &err))
+		snprintf(ro->cache_error, sizeof ro->cache_error, "%s", err.msg);
+	op->rc = job_record(s, ro, &op->err);
+}
+
+static void jobs_pump(service *svc);
+
+/*
+ * Loop thread, once the outcome is durable (or known not to be): lets the
+ * job go: off the running list, its watchers told, its memory freed. When
+ * the storage did not take the write, the job keeps its worker slot and
+ * its result, and waits: store_retry_tick() records it again once the
+ * store can write. Keeping the slot is deliberate: the next job could not
+ * record its own result either. When the service is stopping the job is
+ * let go unrecorded instead; the store still has it running, so the next
+ * start requeues it, and its seed gives the same levels again.
+ */
+static void record_done(storeq_op *op)
+{
+	record_op *ro = (record_op *)op;
+	job_rt *j = ro->j;
+	service *svc = j->svc;
+	int ended = ro->ended;
+	j->recording = 0;
+	if (ro->cache_error[0])
+		log_error("job %s: evaluation cache: %s", j->id, ro->cache_error);
+	if (op->rc == SF_ESYS && !svc->stopping) {
 		if (!j->awaiting) {
 			j->awaiting = 1;
 			svc->awaiting_store++;
 			char detail[300];
-			snprintf(detail, sizeof detail, "store=\"%s\"", err.msg);
+			snprintf(detail, sizeof detail, "store=\"%s\"", op->err.msg);
 			log_job(j, "waiting", detail);
 		}
 		store_retry_arm(svc);
+		free(ro);
 		return;
 	}
-	if (rc == SF_ESYS) {
+	if (op->rc == SF_ESYS) {
 		char detail[300];
-		snprintf(detail, sizeof detail, "reason=shutdown store=\"%s\"", err.msg);
+		snprintf(detail, sizeof detail, "reason=shutdown store=\"%s\"", op->err.msg);
 		log_job(j, "unrecorded", detail); /* the next start runs it again */
 		ended = 0;
+	} else {
+		log_job(j, ro->transition, ro->detail[0] ? ro->detail : NULL);
+		if (ro->refused[0])
+			log_error("job %s: store: %s", j->id, ro->refused);
 	}
 	if (j->awaiting)
 		svc->awaiting_store--;
@@ -501,9 +608,30 @@ static void job_settle(service *svc, job_rt *j)
 	if (ended)
 		events_job_ended(svc, j->id); /* its watchers' streams end (events.c) */
 	job_rt_free(j);
+	free(ro);
+	jobs_pump(svc);
 }
 
-static void jobs_pump(service *svc);
+/* Hands a job whose generator has returned to the store thread. */
+static void job_settle(service *svc, job_rt *j)
+{
+	record_op *ro = calloc(1, sizeof *ro);
+	if (!ro) { /* wait, as for a store that cannot write, and retry */
+		if (!j->awaiting) {
+			j->awaiting = 1;
+			svc->awaiting_store++;
+			log_job(j, "waiting", "store=\"out of memory\"");
+		}
+		store_retry_arm(svc);
+		return;
+	}
+	j->recording = 1;
+	ro->j = j;
+	ro->op.run = record_run;
+	ro->op.done = record_done;
+	ro->op.writes = STOREQ_WRITE;
+	storeq_submit(svc->writer, &ro->op);
+}
 
 static void job_after(uv_work_t *w, int status)
 {
@@ -511,79 +639,157 @@ static void job_after(uv_work_t *w, int status)
 	job_rt *j = w->data;
 	service *svc = j->svc;
 	metrics_job_run(svc->metrics, mono_s() - j->started_at);
-	sf_err err = { 0 };
-	/* Evaluations the job computed, for later jobs and requests. */
-	if (evalcache_flush(svc->evals, svc->db, &err))
-		log_error("job %s: evaluation cache: %s", j->id, err.msg);
 	job_take_progress(j);
 	job_settle(svc, j);
+}
+
+/* Records again the outcomes that wait for the store, and starts queued jobs. */
+static void retry_waiting(service *svc)
+{
+	for (job_rt *j = svc->running; j; j = j->next)
+		if (j->awaiting && !j->recording)
+			job_settle(svc, j);
 	jobs_pump(svc);
 }
 
+typedef struct probe_op {
+	storeq_op op;
+	service *svc;
+} probe_op;
+
+static void probe_run(store *s, storeq_op *op)
+{
+	op->rc = store_probe_write(s, &op->err);
+}
+
+static void probe_done(storeq_op *op)
+{
+	service *svc = ((probe_op *)op)->svc;
+	svc->store_probing = 0;
+	if (!op->rc && svc->writer)
+		retry_waiting(svc);
+	free(op);
+}
+
 /*
- * Every second while something waits for the store: probes it when it has
- * reported a fault, and once it can write (or the service is stopping)
- * records the outcomes that wait and starts queued jobs again. Stops
- * itself once nothing waits.
+ * Every second while something waits for the store: probes it (on the
+ * store thread) when it has reported a fault, and once it can write (or
+ * the service is stopping) records the outcomes that wait and starts
+ * queued jobs again. Stops itself once nothing waits.
  */
 static void store_retry_tick(uv_timer_t *t)
 {
 	service *svc = t->data;
-	sf_err err = { 0 };
-	int writable = store_write_fault(svc->db, NULL) == STORE_OK ||
-		       store_probe_write(svc->db, &err) == 0;
-	if (writable || svc->stopping) {
-		for (job_rt *j = svc->running, *next; j; j = next) {
-			next = j->next;
-			if (j->awaiting)
-				job_settle(svc, j);
-		}
-		jobs_pump(svc);
-	}
-	if (!svc->db)
+	if (!svc->writer)
 		return; /* the stop has finished: jobs_free_queue() closed this timer */
+	int fault = storeq_fault(svc->writer, NULL);
+	if (fault == STORE_OK || svc->stopping) {
+		retry_waiting(svc);
+	} else if (!svc->store_probing) {
+		probe_op *p = calloc(1, sizeof *p);
+		if (p) {
+			p->svc = svc;
+			p->op.run = probe_run;
+			p->op.done = probe_done;
+			p->op.writes = STOREQ_ALONE; /* its own transaction */
+			svc->store_probing = 1;
+			storeq_submit(svc->writer, &p->op);
+		}
+	}
 	int blocked = svc->queue_head && svc->nrunning < svc->cfg.workers && !svc->stopping;
-	if (!svc->awaiting_store && !blocked && store_write_fault(svc->db, NULL) == STORE_OK)
+	if (!svc->awaiting_store && !blocked && !svc->store_probing &&
+	    storeq_fault(svc->writer, NULL) == STORE_OK)
 		uv_timer_stop(t);
 }
 
-/* Starts queued jobs while there are free workers. */
+static void start_run(store *s, storeq_op *op)
+{
+	op->rc = store_job_started(s, ((start_op *)op)->j->id, &op->err);
+}
+
+/* Loop thread: the start is recorded (or not): the job runs, or waits. */
+static void start_done(storeq_op *op)
+{
+	job_rt *j = ((start_op *)op)->j;
+	service *svc = j->svc;
+	int rc = op->rc;
+	sf_err err = op->err;
+	free(op);
+	j->starting = 0;
+	if (rc == SF_ESYS) {
+		/* The storage cannot take the start: the job goes back first in
+		 * the queue, and the retry timer starts it when it can. */
+		running_remove(svc, j);
+		if (!j->start_waits++)
+			log_error("job %s: store: %s (stays queued)", j->id, err.msg);
+		queue_push_front(svc, j);
+		store_retry_arm(svc);
+		return;
+	}
+	if (rc) {
+		log_error("job %s: store: %s", j->id, err.msg);
+		running_remove(svc, j);
+		events_job_ended(svc, j->id);
+		job_rt_free(j);
+		jobs_pump(svc);
+		return;
+	}
+	/* A stop that came meanwhile has raised the job's cancel flag: the
+	 * generator returns at once and the job is requeued. */
+	j->started_at = mono_s();
+	metrics_job_wait(svc->metrics, j->started_at - j->queued_at);
+	j->work.data = j;
+	log_job(j, "running", NULL);
+	if (uv_queue_work(svc->loop, &j->work, job_work, job_after)) {
+		running_remove(svc, j);
+		job_fail_async(svc, j->id, "the worker pool refused the job");
+		job_rt_free(j);
+		jobs_pump(svc);
+	}
+}
+
+/* The oldest queued job that is not being cancelled, or NULL. */
+static job_rt *next_startable(service *svc)
+{
+	for (job_rt *j = svc->queue_head; j; j = j->next)
+		if (!j->cancelling)
+			return j;
+	return NULL;
+}
+
+/*
+ * Starts queued jobs while there are free workers: each takes its slot at
+ * once and runs once the store thread has recorded its start.
+ */
 static void jobs_pump(service *svc)
 {
-	while (!svc->stopping && svc->nrunning < svc->cfg.workers && svc->queue_head) {
-		job_rt *j = svc->queue_head;
-		queue_remove(svc, j);
-		sf_err err;
-		int rc = store_job_started(svc->db, j->id, &err);
-		if (rc == SF_ESYS) {
-			/* The storage cannot take the start: the job stays first in
-			 * the queue, and the retry timer starts it when it can. */
-			if (!j->start_waits++)
-				log_error("job %s: store: %s (stays queued)", j->id, err.msg);
-			queue_push_front(svc, j);
-			store_retry_arm(svc);
+	while (!svc->stopping && svc->writer && svc->nrunning < svc->cfg.workers) {
+		job_rt *j = next_startable(svc);
+		if (!j)
+			break;
+		if (storeq_fault(svc->writer, NULL) != STORE_OK) {
+			store_retry_arm(svc); /* it starts them once a probe succeeds */
 			break;
 		}
-		if (rc) {
-			log_error("job %s: store: %s", j->id, err.msg);
-			events_job_ended(svc, j->id);
-			job_rt_free(j);
-			continue;
-		}
-		j->started_at = mono_s();
-		metrics_job_wait(svc->metrics, j->started_at - j->queued_at);
+		start_op *so = calloc(1, sizeof *so);
+		if (!so)
+			break;
+		queue_remove(svc, j);
 		running_add(svc, j);
-		j->work.data = j;
-		log_job(j, "running", NULL);
-		if (uv_queue_work(svc->loop, &j->work, job_work, job_after)) {
-			running_remove(svc, j);
-			store_job_failed(svc->db, j->id, "the worker pool refused the job", &err);
-			events_job_ended(svc, j->id);
-			job_rt_free(j);
-		}
+		j->starting = 1;
+		so->j = j;
+		so->op.run = start_run;
+		so->op.done = start_done;
+		so->op.writes = STOREQ_WRITE;
+		storeq_submit(svc->writer, &so->op);
 	}
 	if (svc->stopping && !svc->nrunning)
 		service_stop(svc); /* finishes the stop once the last job is back */
+}
+
+void jobs_start(service *svc)
+{
+	jobs_pump(svc);
 }
 
 void jobs_free_queue(service *svc)
@@ -605,6 +811,8 @@ void jobs_stop_all(service *svc)
 			awaiting = 1; /* returned already: its outcome stands */
 			continue;
 		}
+		if (j->recording)
+			continue; /* returned already: its outcome is being recorded */
 		j->cancel_reason = CANCEL_SHUTDOWN;
 		atomic_store(&j->cancel, 1);
 	}
@@ -613,14 +821,14 @@ void jobs_stop_all(service *svc)
 		uv_timer_start(&svc->store_retry, store_retry_tick, 0, STORE_RETRY_MS);
 }
 
-int jobs_resume_pending(service *svc, sf_err *err)
+int jobs_resume_pending(service *svc, store *writer, sf_err *err)
 {
 	char(*ids)[40] = NULL;
 	size_t n = 0;
-	int rc = store_pending_jobs(svc->db, &ids, &n, err);
+	int rc = store_pending_jobs(writer, &ids, &n, err);
 	for (size_t i = 0; !rc && i < n; i++) {
 		store_job job = { 0 };
-		if (store_get_job(svc->db, ids[i], &job, err) != 1)
+		if (store_get_job(writer, ids[i], &job, err) != 1)
 			continue;
 		const sf_kind *kind = sf_kind_find(job.kind);
 		json_t *pj = json_loads(job.params ? job.params : "{}", 0, NULL);
@@ -632,7 +840,7 @@ int jobs_resume_pending(service *svc, sf_err *err)
 			/* A job this binary cannot run any more fails visibly. */
 			if (params)
 				kind->params_free(params);
-			store_job_failed(svc->db, job.id,
+			store_job_failed(writer, job.id,
 					 kind ? perr.msg : "unknown kind after an upgrade", err);
 		} else {
 			queue_push(svc, j);
@@ -641,8 +849,6 @@ int jobs_resume_pending(service *svc, sf_err *err)
 		store_job_clear(&job);
 	}
 	free(ids);
-	if (!rc)
-		jobs_pump(svc);
 	return rc;
 }
 
@@ -677,7 +883,7 @@ static json_t *job_json(service *svc, const store_job *job)
 int jobs_lookup(service *svc, http_req *r, const char *id, store_job *job)
 {
 	sf_err err = { 0 };
-	int found = store_get_job(svc->db, id, job, &err);
+	int found = store_get_job(svc->reader, id, job, &err);
 	if (found < 0)
 		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
 	else if (!found)
@@ -718,6 +924,54 @@ static int random_bytes(uint8_t *buf, size_t n)
 	return got == n ? 0 : -1;
 }
 
+static void submit_run(store *s, storeq_op *op)
+{
+	submit_op *so = (submit_op *)op;
+	op->rc = store_insert_job(s, &so->job, so->idem, so->idem ? so->hash : NULL, &so->existing,
+				  &op->err);
+}
+
+/* Loop thread: the job is durable (or refused): 202, or why not. */
+static void submit_done(storeq_op *op)
+{
+	submit_op *so = (submit_op *)op;
+	service *svc = so->svc;
+	http_req *r = so->r;
+	const sf_kind *kind = so->kind;
+	void *params = so->params;
+	char id[40];
+	snprintf(id, sizeof id, "%s", so->job.id);
+	uint64_t seed = so->job.seed;
+	int rc = op->rc, existing = so->existing;
+	svc->submitting--;
+	store_job_clear(&so->job);
+	free(so->idem);
+	if (rc == SF_EINVAL) {
+		kind->params_free(params);
+		respond_problem(r, 422, "idempotency-key-reused", "Idempotency-Key reused", NULL,
+				"%s", op->err.msg);
+	} else if (rc) {
+		kind->params_free(params);
+		respond_store_error(svc, r, rc, &op->err, "the job could not be recorded");
+	} else if (existing) {
+		kind->params_free(params);
+		respond_job(svc, r, 202, id);
+	} else {
+		job_rt *j = job_rt_new(svc, id, kind, params, seed);
+		if (!j) {
+			kind->params_free(params);
+			job_fail_async(svc, id, "out of memory");
+			respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
+		} else {
+			queue_push(svc, j);
+			log_job(j, "queued", NULL);
+			respond_job(svc, r, 202, j->id);
+			jobs_pump(svc);
+		}
+	}
+	free(so);
+}
+
 void jobs_submit(service *svc, http_req *r, const route_match *m)
 {
 	(void)m;
@@ -737,7 +991,7 @@ void jobs_submit(service *svc, http_req *r, const route_match *m)
 	/* A job naming a resource that is not there could only fail: refuse it now. */
 	const char *rtype = NULL;
 	const char *rname = kind->params_resource ? kind->params_resource(params, &rtype) : NULL;
-	int have = rname && kind->resource ? res_exists(svc->db, rtype, rname, &err) : 1;
+	int have = rname && kind->resource ? res_exists(svc->reader, rtype, rname, &err) : 1;
 	if (have <= 0) {
 		/* rname points into params: answer before freeing them. */
 		if (have < 0)
@@ -778,7 +1032,7 @@ void jobs_submit(service *svc, http_req *r, const route_match *m)
 		sha256_hex(d, SHA256_DIGEST_LEN, hash);
 		free(canon);
 	}
-	if (svc->queued >= svc->cfg.max_queue) {
+	if (svc->queued + svc->submitting >= svc->cfg.max_queue) {
 		kind->params_free(params);
 		const char *h[] = { "Retry-After", "5", NULL };
 		respond_problem(r, 429, "queue-full", "Queue full", h,
@@ -803,41 +1057,27 @@ void jobs_submit(service *svc, http_req *r, const route_match *m)
 	job.kind = strdup(kind->name); /* malloc'ed: the store may free and refill them */
 	job.params = pj ? sf_json_dumps(pj, JSON_COMPACT) : strdup("{}");
 	job.state = JOB_QUEUED;
-	int existing = 0;
-	int rc = job.params && job.kind ? store_insert_job(svc->db, &job, idem, idem ? hash : NULL,
-							   &existing, &err)
-					: sf_err_set(&err, SF_ENOMEM, "out of memory");
-	char id[40];
-	snprintf(id, sizeof id, "%s", job.id);
-	store_job_clear(&job);
-	if (rc == SF_EINVAL) {
+	submit_op *so = calloc(1, sizeof *so);
+	if (!so || !job.params || !job.kind || (idem && !(so->idem = strdup(idem)))) {
+		if (so)
+			free(so->idem);
+		free(so);
+		store_job_clear(&job);
 		kind->params_free(params);
-		respond_problem(r, 422, "idempotency-key-reused", "Idempotency-Key reused", NULL,
-				"%s", err.msg);
-		goto out;
-	}
-	if (rc) {
-		kind->params_free(params);
-		respond_store_error(svc, r, rc, &err, "the job could not be recorded");
-		goto out;
-	}
-	if (existing) {
-		kind->params_free(params);
-		respond_job(svc, r, 202, id);
-		goto out;
-	}
-	job_rt *j = job_rt_new(svc, id, kind, params,
-			       sj ? (uint64_t)json_integer_value(sj) : seed & SEED_MAX);
-	if (!j) {
-		kind->params_free(params);
-		store_job_failed(svc->db, id, "out of memory", &err);
 		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
 		goto out;
 	}
-	queue_push(svc, j);
-	log_job(j, "queued", NULL);
-	respond_job(svc, r, 202, j->id);
-	jobs_pump(svc);
+	so->svc = svc;
+	so->r = r;
+	so->job = job; /* the op owns the strings now */
+	memcpy(so->hash, hash, sizeof hash);
+	so->kind = kind;
+	so->params = params;
+	so->op.run = submit_run;
+	so->op.done = submit_done;
+	so->op.writes = STOREQ_WRITE;
+	svc->submitting++;
+	storeq_submit(svc->writer, &so->op); /* answered in submit_done, once durable */
 out:
 	json_decref(req);
 }
@@ -847,30 +1087,72 @@ void jobs_get(service *svc, http_req *r, const route_match *m)
 	respond_job(svc, r, 200, route_param(m, "id"));
 }
 
+static void cancel_run(store *s, storeq_op *op)
+{
+	op->rc = store_job_cancelled(s, ((cancel_op *)op)->j->id, &op->err);
+}
+
+/* Loop thread: the cancel of a queued job is recorded (or not). */
+static void cancel_done(storeq_op *op)
+{
+	cancel_op *co = (cancel_op *)op;
+	job_rt *q = co->j;
+	service *svc = q->svc;
+	http_req *r = co->r;
+	char id[40];
+	snprintf(id, sizeof id, "%s", q->id);
+	q->cancelling = 0;
+	if (op->rc == SF_ESYS) { /* still queued, in the store as here */
+		respond_store_error(svc, r, op->rc, &op->err, "the cancel could not be recorded");
+		free(co);
+		jobs_pump(svc);
+		return;
+	}
+	queue_remove(svc, q);
+	if (op->rc)
+		log_error("job %s: store: %s", id, op->err.msg);
+	log_job(q, "cancelled", "while queued");
+	events_job_ended(svc, id);
+	job_rt_free(q);
+	respond_job(svc, r, 200, id);
+	free(co);
+}
+
 void jobs_cancel(service *svc, http_req *r, const route_match *m)
 {
 	const char *id = route_param(m, "id");
 	job_rt *q = find_in(svc->queue_head, id);
 	sf_err err = { 0 };
+	if (q && q->cancelling) { /* a cancel is on its way already */
+		respond_job(svc, r, 202, id);
+		return;
+	}
 	if (q) {
-		int rc = store_job_cancelled(svc->db, id, &err);
-		if (rc == SF_ESYS) { /* still queued, in the store as here */
-			respond_store_error(svc, r, rc, &err, "the cancel could not be recorded");
+		cancel_op *co = calloc(1, sizeof *co);
+		if (!co) {
+			respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
 			return;
 		}
-		queue_remove(svc, q);
-		if (rc)
-			log_error("job %s: store: %s", id, err.msg);
-		log_job(q, "cancelled", "while queued");
-		events_job_ended(svc, id);
-		job_rt_free(q);
-		respond_job(svc, r, 200, id);
+		q->cancelling = 1; /* the scheduler does not start it meanwhile */
+		co->j = q;
+		co->r = r;
+		co->op.run = cancel_run;
+		co->op.done = cancel_done;
+		co->op.writes = STOREQ_WRITE;
+		storeq_submit(svc->writer, &co->op); /* answered in cancel_done */
 		return;
 	}
 	job_rt *run = find_in(svc->running, id);
+	if (run && run->recording) {
+		respond_problem(r, 409, "job-finished", "Job already finished", NULL,
+				"job '%s' has finished running and can no longer be cancelled; its "
+				"outcome is being recorded",
+				id);
+		return;
+	}
 	if (run && run->awaiting) {
 		const char *why;
-		store_write_fault(svc->db, &why);
+		storeq_fault(svc->writer, &why);
 		respond_problem(r, 409, "job-finished", "Job already finished", NULL,
 				"job '%s' has finished running and can no longer be cancelled; its "
 				"outcome waits for the database to take writes again (%s)",
@@ -884,7 +1166,7 @@ void jobs_cancel(service *svc, http_req *r, const route_match *m)
 		return;
 	}
 	store_job job = { 0 };
-	int found = store_get_job(svc->db, id, &job, &err);
+	int found = store_get_job(svc->reader, id, &job, &err);
 	if (found == 1)
 		respond_problem(r, 409, "job-finished", "Job already finished", NULL,
 				"job '%s' is %s and can no longer be cancelled", id,
@@ -920,7 +1202,7 @@ void jobs_list(service *svc, http_req *r, const route_match *m)
 	store_job *jobs = calloc((size_t)page_size + 1, sizeof *jobs);
 	int n = 0;
 	sf_err err = { 0 };
-	if (!jobs || store_list_jobs(svc->db, st, kind, before, page_size + 1, jobs, &n, &err)) {
+	if (!jobs || store_list_jobs(svc->reader, st, kind, before, page_size + 1, jobs, &n, &err)) {
 		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
 		free(jobs);
 		return;

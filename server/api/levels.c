@@ -37,7 +37,7 @@ static int level_text(service *svc, http_req *r, const char *id, rcache_hit *hit
 		return 0;
 	char *doc = NULL;
 	sf_err err = { 0 };
-	if (store_get_level(svc->db, id, &doc, &err)) {
+	if (store_get_level(svc->reader, id, &doc, &err)) {
 		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
 		return -1;
 	}
@@ -342,7 +342,7 @@ void levels_list(service *svc, http_req *r, const route_match *m)
 	int n = 0;
 	sf_err err = { 0 };
 	if (!docs || !seqs ||
-	    store_list_levels(svc->db, kind, fc.f, fc.n, before, page_size + 1, docs, seqs, &n,
+	    store_list_levels(svc->reader, kind, fc.f, fc.n, before, page_size + 1, docs, seqs, &n,
 			      &err)) {
 		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
 		free(docs);

@@ -150,6 +150,57 @@ static void media_types(const sf_resource_kind *rk, char *buf, size_t len)
 	}
 }
 
+/* An upload on its way to the store thread; answered once it is durable. */
+typedef struct upload_op {
+	storeq_op op;
+	service *svc;
+	http_req *r;
+	const sf_resource_kind *rk;
+	char name[SF_RESOURCE_NAME_MAX + 1];
+	const char *format; /* one of rk->formats */
+	char *text, *summary_text;
+	size_t len;
+	json_t *summary;
+} upload_op;
+
+static void upload_run(store *s, storeq_op *op)
+{
+	upload_op *u = (upload_op *)op;
+	op->rc = store_put_resource(s, u->rk->type, u->name, u->format, u->text, u->summary_text,
+				    &op->err);
+}
+
+static void upload_done(storeq_op *op)
+{
+	upload_op *u = (upload_op *)op;
+	const sf_resource_kind *rk = u->rk;
+	http_req *r = u->r;
+	char type[64];
+	free(u->text);
+	free(u->summary_text);
+	if (op->rc == STORE_EXISTS) {
+		snprintf(type, sizeof type, "%s-exists", rk->slug);
+		respond_problem(r, 409, type, "Name taken", NULL,
+				"a %s named '%s' exists already (uploads are immutable: "
+				"upload under another name)",
+				rk->what, u->name);
+		json_decref(u->summary);
+	} else if (op->rc) {
+		respond_store_error(u->svc, r, op->rc, &op->err, "the upload could not be stored");
+		json_decref(u->summary);
+	} else {
+		char location[SF_RESOURCE_NAME_MAX + 80];
+		snprintf(location, sizeof location, "/v1/%s/%s", rk->collection, u->name);
+		log_info("resource %s %s stored format=%s bytes=%zu", rk->type, u->name, u->format,
+			 u->len);
+		const char *h[] = { "Location", location, "Cache-Control", "no-store", NULL };
+		json_object_set_new(u->summary, "name", json_string(u->name));
+		json_object_set_new(u->summary, "format", json_string(u->format));
+		respond_json(r, 201, u->summary, h);
+	}
+	free(u);
+}
+
 /*
  * POST /v1/<collection>?name=NAME. Checks in this order, answering the
  * first failure: the name (400 invalid-query; the built-in name is 409),
@@ -209,9 +260,11 @@ void resources_upload(service *svc, http_req *r, const route_match *m)
 			respond_problem(r, 500, "internal", "Internal error", NULL, "%s", err.msg);
 		return;
 	}
+	upload_op *u = calloc(1, sizeof *u);
 	char *text = malloc(len + 1);
 	char *summary_text = sf_json_dumps(summary, JSON_COMPACT);
-	if (!text || !summary_text) {
+	if (!u || !text || !summary_text) {
+		free(u);
 		free(text);
 		free(summary_text);
 		json_decref(summary);
@@ -220,29 +273,19 @@ void resources_upload(service *svc, http_req *r, const route_match *m)
 	}
 	memcpy(text, body, len);
 	text[len] = '\0';
-	rc = store_put_resource(svc->db, rk->type, name, format, text, summary_text, &err);
-	free(text);
-	free(summary_text);
-	if (rc) {
-		json_decref(summary);
-		snprintf(type, sizeof type, "%s-exists", rk->slug);
-		if (rc == STORE_EXISTS)
-			respond_problem(r, 409, type, "Name taken", NULL,
-					"a %s named '%s' exists already (uploads are immutable: "
-					"upload under another name)",
-					rk->what, name);
-		else
-			respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s",
-					err.msg);
-		return;
-	}
-	char location[SF_RESOURCE_NAME_MAX + 80];
-	snprintf(location, sizeof location, "/v1/%s/%s", rk->collection, name);
-	log_info("resource %s %s stored format=%s bytes=%zu", rk->type, name, format, len);
-	const char *h[] = { "Location", location, "Cache-Control", "no-store", NULL };
-	json_object_set_new(summary, "name", json_string(name));
-	json_object_set_new(summary, "format", json_string(format));
-	respond_json(r, 201, summary, h);
+	u->svc = svc;
+	u->r = r;
+	u->rk = rk;
+	snprintf(u->name, sizeof u->name, "%s", name);
+	u->format = format;
+	u->text = text;
+	u->len = len;
+	u->summary_text = summary_text;
+	u->summary = summary;
+	u->op.run = upload_run;
+	u->op.done = upload_done;
+	u->op.writes = STOREQ_WRITE;
+	storeq_submit(svc->writer, &u->op); /* answered in upload_done */
 }
 
 /* GET /v1/<collection>/{name}: the body as uploaded, its media type, a strong ETag. */
@@ -253,7 +296,7 @@ void resources_get(service *svc, http_req *r, const route_match *m)
 	char *format = NULL, *body = NULL;
 	sf_err err = { 0 };
 	if (sf_resource_name_valid(name) &&
-	    store_get_resource(svc->db, rk->type, name, &format, &body, &err)) {
+	    store_get_resource(svc->reader, rk->type, name, &format, &body, &err)) {
 		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
 		return;
 	}
@@ -317,7 +360,7 @@ void resources_list(service *svc, http_req *r, const route_match *m)
 	int n = 0;
 	sf_err err = { 0 };
 	if (!rows ||
-	    store_list_resources(svc->db, rk->type, before, page_size + 1, rows, &n, &err)) {
+	    store_list_resources(svc->reader, rk->type, before, page_size + 1, rows, &n, &err)) {
 		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s",
 				rows ? err.msg : "out of memory");
 		free(rows);

@@ -227,6 +227,33 @@ int service_list_args(http_req *r, int *page_size, int64_t *before, const char *
 
 /* ---- small handlers ---- */
 
+/*
+ * Answers a request whose write the store did not take (rc, err): 507
+ * when the storage is full, 503 when it cannot be written for another
+ * reason (read-only, failing, locked), both with Retry-After and a detail
+ * saying that nothing was recorded; 500 for anything else.
+ */
+void respond_store_error(service *svc, http_req *r, int rc, const sf_err *err,
+				const char *what)
+{
+	const char *h[] = { "Retry-After", "5", NULL };
+	if (rc != SF_ESYS) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err->msg);
+		return;
+	}
+	if (storeq_fault(svc->writer, NULL) == STORE_FULL)
+		respond_problem(r, 507, "insufficient-storage", "Insufficient storage", h,
+				"%s: the database or its disk is full, so nothing was recorded; "
+				"retry when space returns (%s)",
+				what, err->msg);
+	else
+		respond_problem(r, 503, "storage-unavailable", "Storage unavailable", h,
+				"%s: the database cannot be written now, so nothing was recorded; "
+				"retry later (%s)",
+				what, err->msg);
+	jobs_storage_watch(svc);
+}
+
 static void healthz(service *svc, http_req *r, const route_match *m)
 {
 	(void)svc;
@@ -238,12 +265,12 @@ static void healthz(service *svc, http_req *r, const route_match *m)
 static void readyz(service *svc, http_req *r, const route_match *m)
 {
 	(void)m;
-	int version = store_version(svc->db);
-	int migrated = version == store_latest_version();
+	int version = store_version(svc->reader);
+	int migrated = version == store_backend_latest_version(svc->reader);
 	int room = svc->queued < svc->cfg.max_queue;
 	/* A store that cannot write (store.h) is probed every second (jobs.c). */
 	const char *fault_msg;
-	int fault = store_write_fault(svc->db, &fault_msg);
+	int fault = storeq_fault(svc->writer, &fault_msg);
 	jobs_storage_watch(svc);
 	int ready = migrated && room && !svc->stopping && fault == STORE_OK;
 	const char *h[] = { "Cache-Control", "no-store", NULL };
@@ -265,7 +292,7 @@ static void metrics_get(service *svc, http_req *r, const route_match *m)
 	(void)m;
 	int64_t counts[5] = { 0 };
 	sf_err err;
-	if (store_count_jobs(svc->db, counts, &err)) {
+	if (store_count_jobs(svc->reader, counts, &err)) {
 		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
 		return;
 	}
@@ -473,6 +500,14 @@ static void flush_log(uv_timer_t *t)
 	fflush(stderr);
 }
 
+/* The store thread has answered every operation: a stop may be waiting for that. */
+static void on_store_idle(void *arg)
+{
+	service *svc = arg;
+	if (svc->stopping)
+		service_stop(svc);
+}
+
 static void on_signal(uv_signal_t *s, int signum)
 {
 	service *svc = s->data;
@@ -487,14 +522,34 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 	svc->cfg = *cfg;
 	if (!(svc->metrics = metrics_new()) || !(svc->responses = rcache_new(4096)))
 		return sf_err_set(err, SF_ENOMEM, "out of memory for metrics and caches");
-	if (!(svc->db = store_open(cfg->db_path, STORE_READWRITE, err)))
+	store *writer = store_open(cfg->db_path, STORE_READWRITE, err);
+	if (!writer)
 		return err->code;
-	log_info("serve: database %s at schema version %d", cfg->db_path, store_version(svc->db));
+	/* SQLite serves one process: a second `serve` on the file is refused
+	 * here, before it could requeue the first one's running jobs. */
+	int rc = store_lock_exclusive(writer, err);
+	if (rc) {
+		store_close(writer);
+		return rc;
+	}
+	log_info("serve: database %s at schema version %d", cfg->db_path, store_version(writer));
+	/* The pending jobs are requeued before anything else may write. */
+	rc = jobs_resume_pending(svc, writer, err);
+	if (rc || !(svc->reader = store_open(cfg->db_path, STORE_READONLY, err)) ||
+	    !(svc->writer = storeq_start(loop, writer, err))) {
+		store_close(writer);
+		return rc ? rc : err->code;
+	}
+	storeq_on_idle(svc->writer, on_store_idle, svc);
+	/* A benchmark knob (bench/http_bench.sh): 1 turns group commit off. */
+	const char *group = getenv("STARFORGE_STORE_BATCH_MAX");
+	if (group && *group)
+		storeq_set_batch_max(svc->writer, atoi(group));
 	if (!(svc->evals = evalcache_new(cfg->db_path, metrics_shared_of(svc->metrics))))
 		return sf_err_set(err, SF_ENOMEM, "out of memory for the evaluation cache");
 	if (!(svc->resources = res_pool_new(cfg->db_path)))
 		return sf_err_set(err, SF_ENOMEM, "out of memory for the resource reader");
-	int rc = service_routes_build(svc, err);
+	rc = service_routes_build(svc, err);
 	if (rc || (rc = access_build(svc, err)) != 0)
 		return rc;
 	/* stderr is block-buffered (cmd_serve.c): flush it four times a second. */
@@ -507,8 +562,7 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 	svc->sigterm.data = svc->sigint.data = svc;
 	uv_signal_start(&svc->sigterm, on_signal, SIGTERM);
 	uv_signal_start(&svc->sigint, on_signal, SIGINT);
-	if ((rc = jobs_resume_pending(svc, err)) != 0)
-		return rc;
+	jobs_start(svc);
 	http_config hc = { .listen_fds = cfg->listen_fds,
 			   .nlisten = cfg->nlisten,
 			   .max_body = cfg->max_body,
@@ -540,16 +594,21 @@ static void on_http_closed(void *arg)
 	close_handle((uv_handle_t *)&svc->log_flush);
 	close_handle((uv_handle_t *)&svc->sigterm);
 	close_handle((uv_handle_t *)&svc->sigint);
-	store_close(svc->db);
-	svc->db = NULL;
-	jobs_free_queue(svc);
-	events_free(svc);
-	rcache_free(svc->responses);
-	svc->responses = NULL;
+	/* The read handles close before the writer: closing the writer's lock
+	 * descriptor (store_lock_exclusive) would drop the POSIX locks SQLite
+	 * holds for handles of the same file still open. */
+	store_close(svc->reader);
+	svc->reader = NULL;
 	evalcache_free(svc->evals);
 	svc->evals = NULL;
 	res_pool_free(svc->resources);
 	svc->resources = NULL;
+	storeq_stop(svc->writer); /* nothing is pending: service_stop waited */
+	svc->writer = NULL;
+	jobs_free_queue(svc);
+	events_free(svc);
+	rcache_free(svc->responses);
+	svc->responses = NULL;
 	free(svc->routes);
 	free(svc->route_text);
 	free(svc->route_access);
@@ -569,8 +628,10 @@ void service_stop(service *svc)
 		events_stop(svc); /* watchers must not hold the stop up */
 		jobs_stop_all(svc);
 	}
-	/* Finish once every running job is back (jobs.c calls again). */
-	if (svc->nrunning || svc->evaluations_running || svc->checks_running || !svc->http)
+	/* Finish once every running job is back and the store thread has
+	 * answered everything (jobs.c and on_store_idle call again). */
+	if (svc->nrunning || svc->evaluations_running || svc->checks_running || !svc->http ||
+	    (svc->writer && storeq_pending(svc->writer)))
 		return;
 	http_server *h = svc->http;
 	svc->http = NULL;

@@ -1,8 +1,9 @@
 /*
  * service.h - the state of `starforge serve`, owned by the loop thread.
  *
- * One libuv loop thread owns HTTP (http.c), the job scheduler (jobs.c) and
- * the SQLite writer (store.h); workers on libuv's thread pool only compute.
+ * One libuv loop thread owns HTTP (http.c) and the job scheduler (jobs.c);
+ * the store thread (storeq.h) owns the database writer; workers on libuv's
+ * thread pool only compute.
  * Handlers (jobs.c, levels.c, evaluations.c, service.c) run on the loop
  * thread and answer through the helpers in this header.
  */
@@ -24,6 +25,7 @@
 #include "resources.h"
 #include "../http/routes.h"
 #include "../store/store.h"
+#include "../store/storeq.h"
 
 typedef struct service_config {
 	/*
@@ -58,7 +60,14 @@ typedef struct ev_hub ev_hub;
 typedef struct service {
 	uv_loop_t *loop;
 	service_config cfg;
-	store *db;
+	/*
+	 * The database: the writer belongs to the store thread (storeq.h),
+	 * which runs every write and commits them in groups; the loop thread
+	 * reads through its own handle, `reader` (a read never waits for a
+	 * commit: SQLite's WAL).
+	 */
+	storeq *writer;
+	store *reader;
 	metrics *metrics;
 	http_server *http;
 	uv_signal_t sigterm, sigint;
@@ -76,6 +85,7 @@ typedef struct service {
 	/* jobs.c */
 	job_rt *queue_head, *queue_tail; /* waiting, oldest first */
 	int queued;
+	int submitting; /* accepted requests whose insert is with the store thread */
 	job_rt *running; /* list of running jobs */
 	int nrunning;
 	/* jobs.c: while the store cannot write (store.h), a timer probes it and
@@ -83,6 +93,7 @@ typedef struct service {
 	uv_timer_t store_retry;
 	int store_retry_ready; /* store_retry is initialised */
 	int awaiting_store;    /* running jobs whose outcome waits for the store */
+	int store_probing;     /* a probe of the store is with the store thread */
 	/* evaluations.c */
 	int evaluations_running;
 	/* checks.c */
@@ -140,6 +151,14 @@ void respond_json(http_req *r, int status, json_t *doc, const char *const *heade
 void respond_problem(http_req *r, int status, const char *slug, const char *title,
 		     const char *const *headers, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
+
+/*
+ * Answers a request whose write the store did not take (rc, err): 507
+ * when the storage is full, 503 when it cannot be written for another
+ * reason, both with Retry-After and a detail that starts with `what` and
+ * says nothing was recorded; 500 for anything else.
+ */
+void respond_store_error(service *svc, http_req *r, int rc, const sf_err *err, const char *what);
 
 /* Unix time in milliseconds, and its RFC 3339 form (UTC, millisecond precision). */
 int64_t service_now_ms(void);
@@ -214,8 +233,13 @@ void events_stop(service *svc);
 /* events.c: once the HTTP server is closed: frees the feeds and the hub. */
 void events_free(service *svc);
 
-/* jobs.c: queue the jobs the store says are pending (at start); count running/queued. */
-int jobs_resume_pending(service *svc, sf_err *err);
+/*
+ * jobs.c, at start, before the store thread takes `writer`: queues the jobs
+ * the store says are pending (store_pending_jobs). jobs_start then starts
+ * them, once svc->writer runs.
+ */
+int jobs_resume_pending(service *svc, store *writer, sf_err *err);
+void jobs_start(service *svc);
 void jobs_on_progress(uv_async_t *a);
 /* jobs.c: ask every running job to stop at its next generation and be requeued. */
 void jobs_stop_all(service *svc);

@@ -27,6 +27,10 @@ typedef struct sf_embedded {
 /* Every migrations/NNNN_name.sql, sorted by name (so by version); see migrations/README.md. */
 extern const sf_embedded sf_migrations[];
 extern const size_t sf_migrations_count;
+/* Every migrations/postgres/NNNN_name.sql, sorted by name: the PostgreSQL
+ * back end's steps (server/store/store_pg.c). */
+extern const sf_embedded sf_pg_migrations[];
+extern const size_t sf_pg_migrations_count;
 
 /*
  * Every .json file under schema/ at any depth, then every file of web/ (the

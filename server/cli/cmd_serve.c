@@ -403,7 +403,10 @@ int cli_serve(int argc, char **argv)
 		fflush(stderr);
 		if (!svc.http)
 			listen_close(&listening);
-		store_close(svc.db);
+		store_close(svc.reader); /* the readers first (service.c, on_http_closed) */
+		storeq_stop(svc.writer); /* closes the writer */
+		jobs_free_queue(&svc);
+		uv_run(loop, UV_RUN_NOWAIT); /* the handles those closed */
 		metrics_free(svc.metrics);
 		auth_free(tokens);
 		cors_free(cors);

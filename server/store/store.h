@@ -1,7 +1,9 @@
 /*
- * store.h - the service's persistent state behind a narrow interface, so a
- * second back end (PostgreSQL) can come later. store_sqlite.c is the
- * embedded default.
+ * store.h - the service's persistent state behind a narrow interface with
+ * two back ends: SQLite (store_sqlite*.c), the embedded default, and
+ * PostgreSQL (store_pg.c), for several nodes on one database. store.c
+ * picks the back end at open and passes every call on to it through a
+ * table of functions (store_impl.h, which says how to write a back end).
  *
  * Threads: a store handle belongs to one thread. The service's loop thread
  * owns the writer handle; a worker that needs to read (the evaluation cache)
@@ -9,13 +11,16 @@
  *
  * Durability: every function that writes commits before it returns (SQLite
  * in WAL mode, synchronous=NORMAL is not enough for "durable once 202 is
- * sent", so the store uses synchronous=FULL). Errors: functions return 0 or
- * a negative SF_E* code and fill `err` (which may be NULL) with SQLite's
- * message and what was being done; a failed call has changed nothing in
- * the database. Codes: SF_EINVAL for a bad argument or a missing job,
- * SF_ERANGE for a request the data cannot satisfy (a job in the wrong
- * state, a database of another schema version), SF_ENOMEM, and SF_ESYS for
- * I/O, locking (busy for more than 5 s) and every other SQLite failure.
+ * sent", so the store uses synchronous=FULL), unless it runs inside a batch
+ * (store_batch_begin(): group commit), which commits at its end.
+ *
+ * Errors: functions return 0 or a negative SF_E* code and fill `err`
+ * (which may be NULL) with SQLite's message and what was being done; a
+ * failed call has changed nothing in the database. Codes: SF_EINVAL for a
+ * bad argument or a missing job, SF_ERANGE for a request the data cannot
+ * satisfy (a job in the wrong state, a database of another schema
+ * version), SF_ENOMEM, and SF_ESYS for I/O, locking (busy for more than
+ * 5 s) and every other SQLite failure.
  *
  * Output structs and arrays (store_job, docs[]) are overwritten without
  * freeing what they held before; the caller owns what they receive.
@@ -99,9 +104,14 @@ typedef struct store_filter {
 } store_filter;
 
 /*
- * Opens (creating the file and its folder when missing, mode READWRITE) the
- * database at `path`, sets WAL, busy_timeout 5 s and foreign keys, and
- * applies the embedded migrations newer than the database's user_version,
+ * Opens a store. A `path` that starts with "postgresql://" or "postgres://"
+ * is a libpq connection URI and opens the PostgreSQL back end
+ * (store_pg.h, store_pg_open(): the same contract, its own migrations);
+ * anything else is an SQLite database file, as follows.
+ *
+ * SQLite: opens (creating the file and its folder when missing, mode
+ * READWRITE) the database at `path`, sets WAL, busy_timeout 5 s and
+ * foreign keys, and applies the embedded migrations newer than the database's user_version,
  * each in its own BEGIN IMMEDIATE transaction. Refuses (SF_ERANGE) a
  * database newer than the binary's last migration. READONLY opens an
  * existing, migrated database for reading only, and refuses (SF_ERANGE)
@@ -113,8 +123,9 @@ store *store_open(const char *path, int mode, sf_err *err);
 
 /*
  * store_open() with the migration table `migrations[0..count-1]` in place
- * of the embedded one (sf_migrations), which then also sets the version
- * the store counts as the binary's. For tests: an older schema, a failing
+ * of the embedded one (sf_migrations for SQLite, sf_pg_migrations for a
+ * PostgreSQL URI), which then also sets the version the store counts as
+ * the binary's. For tests: an older schema, a failing
  * step. Names must read "NNNN_name.sql" (after any folder), numbered 0001
  * upwards without gaps, in order; otherwise SF_EINVAL.
  */
@@ -126,11 +137,21 @@ store *store_open_with(const char *path, int mode, const struct sf_embedded *mig
 void store_close(store *s);
 
 /*
- * The schema version of the open database (PRAGMA user_version, as of the
- * end of store_open) and of the binary (its last embedded migration).
+ * The schema version of the open database (SQLite: PRAGMA user_version;
+ * PostgreSQL: its schema_migrations table), as of the end of store_open;
+ * -1 for NULL. store_latest_version() is the binary's SQLite schema
+ * version (its last embedded SQLite migration);
+ * store_backend_latest_version() is the version `s`'s back end counts as
+ * the binary's (the last migration of the table it was opened with; -1
+ * for NULL), which is what store_version(s) equals once `s` is fully
+ * migrated, whatever its back end.
  */
 int store_version(store *s);
 int store_latest_version(void);
+int store_backend_latest_version(store *s);
+
+/* The back end of `s`: "sqlite" or "postgresql"; "none" for NULL. Never NULL. */
+const char *store_backend(const store *s);
 
 /*
  * Inserts a new queued job from job->id (1..39 chars), kind, params and
@@ -339,5 +360,86 @@ int store_probe_write(store *s, sf_err *err);
  * again; it is a test knob, not an operations feature.
  */
 int store_simulate_fault(store *s, int fault, sf_err *err);
+
+/*
+ * Batches: group commit. Outside a batch every function that writes is its
+ * own transaction and durable (committed, fsync'ed) when it returns 0, so
+ * each costs one commit. A thread that owns the writer handle (the store
+ * thread) can instead run many writes, of any callers, as one transaction
+ * and pay one commit for all of them:
+ *
+ *	store_batch_begin(s, &err);
+ *	store_insert_job(s, ...);       each call keeps its own contract
+ *	store_job_started(s, ...);
+ *	store_batch_end(s, 1, &err);    one COMMIT: everything durable now
+ *
+ * store_batch_begin() opens the batch's transaction (SQLite: BEGIN
+ * IMMEDIATE, so the write lock is taken here, waiting up to the busy
+ * timeout; SF_ESYS when it cannot). Refused with SF_EINVAL, changing
+ * nothing, on a READONLY handle or when a batch is already open (batches
+ * do not nest).
+ *
+ * Inside a batch:
+ * - Every function that writes keeps its all-or-nothing contract by
+ *   running as a savepoint of the batch instead of a transaction of its
+ *   own: released when the call succeeds, rolled back to when it fails. A
+ *   call refused for its arguments or the data (SF_EINVAL: a duplicate job
+ *   id, a reused Idempotency-Key; SF_ERANGE: a move the job's state does
+ *   not allow; STORE_EXISTS) has changed nothing, and the batch goes on
+ *   with the other calls' writes intact.
+ * - Every read (store_get_job(), store_list_jobs(), ...) sees the batch's
+ *   writes so far; other handles (READONLY readers, other processes or
+ *   nodes) see none of them until the batch commits.
+ * - A return of 0 means the write is part of the batch, not that it is
+ *   durable: nothing in a batch is durable, nor visible elsewhere, until
+ *   store_batch_end() commits it. Acknowledge a request only after that.
+ * - A call that fails because the storage or the connection failed (a
+ *   storage fault, store_write_fault() set: STORE_FULL, STORE_UNWRITABLE;
+ *   or the transaction lost, as SQLite may do on SQLITE_FULL, IOERR or
+ *   NOMEM, and PostgreSQL on a broken connection) ends the batch's useful
+ *   life: the whole transaction is rolled back at once, every later call
+ *   in the batch that writes fails with SF_ESYS and touches nothing ("the
+ *   batch was rolled back after ..."; reads go on and see the database as
+ *   it was before the batch), and store_batch_end() then returns SF_ESYS
+ *   for commit != 0.
+ *   A disk that fills half way through a batch thus loses the whole batch,
+ *   never a part of it.
+ * - store_probe_write() and store_simulate_fault() are refused with
+ *   SF_EINVAL (they commit and change connection settings of their own);
+ *   store_lock_exclusive() works (it touches no transaction).
+ *
+ * store_batch_end(s, commit, err) always ends the batch (SF_EINVAL, nothing
+ * done, when none is open). commit != 0: COMMIT, after which every write
+ * of the batch is durable, returning 0; when the COMMIT fails (the disk is
+ * full, an I/O error) or the batch had been rolled back as above, nothing
+ * of the batch was recorded (SQLite rolls the transaction back), the fault
+ * state is set as for any failed write when the storage refused, and the
+ * return is SF_ESYS with `err` saying why. commit == 0: ROLLBACK, nothing
+ * of the batch recorded, returns 0.
+ *
+ * store_close() of a handle with an open batch rolls the batch back.
+ * SQLite keeps synchronous=FULL: one fsync of the WAL per batch.
+ */
+int store_batch_begin(store *s, sf_err *err);
+int store_batch_end(store *s, int commit, sf_err *err);
+
+/*
+ * One process per SQLite database: takes an exclusive, non-blocking lock
+ * (flock(2) on a descriptor of its own, independent of SQLite's locks) on
+ * the database file of the READWRITE handle `s`, held until store_close().
+ * The service calls it right after opening its writer, so that a second
+ * `starforge serve` on the same file stops at start instead of requeueing
+ * and running again the jobs the first one runs. Returns 0 when held (a
+ * second call on the same handle is a no-op), SF_ERANGE when another
+ * process (or another handle) holds it, with a message that names the
+ * file and says what to do ("database PATH is in use by another starforge
+ * process; ..."), SF_EINVAL for a READONLY handle, SF_ESYS when the file
+ * cannot be opened or locked. ":memory:" needs no lock (0). READONLY
+ * handles of the same or other processes are not affected by the lock.
+ *
+ * PostgreSQL serves many nodes: its implementation returns 0 and does
+ * nothing.
+ */
+int store_lock_exclusive(store *s, sf_err *err);
 
 #endif

@@ -1,7 +1,11 @@
 /*
- * store_sqlite.c - the SQLite back end of store.h: the connection, its
- * statements, opening and migrating, the evaluation cache. Jobs and levels
- * are in store_sqlite_jobs.c; the internals both share, in store_sqlite.h.
+ * store_sqlite.c - the SQLite back end of store.h: the connection's
+ * statements and helpers, transactions and batches, storage faults, the
+ * evaluation cache, and the table of functions store.c calls
+ * (store_sqlite_ops). Opening, migrating and closing are in
+ * store_sqlite_open.c, jobs and levels in store_sqlite_jobs.c, uploaded
+ * resources in store_sqlite_resources.c, the one-process lock in
+ * store_sqlite_lock.c; the internals they share, in store_sqlite.h.
  *
  * One store is one SQLite connection, used by one thread: the loop thread
  * owns the read-write handle; a worker that reads the evaluation cache opens
@@ -15,9 +19,18 @@
  * upgrade.
  *
  * Durability: synchronous=FULL syncs the WAL at every commit, so a job the
- * HTTP layer has acknowledged survives a power cut. Each public function
- * that writes is one transaction and commits before it returns, or rolls
+ * HTTP layer has acknowledged survives a power cut. Outside a batch, each
+ * public function that writes is one transaction and commits before it returns, or rolls
  * back and reports; nothing is left open between calls.
+ *
+ * Batches (store.h, store_batch_begin()): one BEGIN IMMEDIATE ... COMMIT
+ * around many calls, for one fsync. store__begin(), store__commit() and
+ * store__fail() are where every writing call opens, ends and abandons its
+ * transaction, so they alone know about batches: inside one they open,
+ * release and roll back to a savepoint ("sf_call") instead, and the calls
+ * themselves are unchanged. A storage fault inside a batch (store__db_err()
+ * marks it) or a transaction SQLite rolled back on its own loses the whole
+ * batch at once (batch_check_lost()), never a part of it.
  *
  * SQL text is fixed: values only ever reach SQLite as bound parameters.
  * Statements are prepared on first use and kept in the store (stmt[]), so a
@@ -33,29 +46,17 @@
  * Storage faults: store__db_err() sees every failure, so it is where a
  * READWRITE handle notes that the storage refused to write (store.h);
  * store_probe_write() is the one way back. The test seam that simulates a
- * fault (store_simulate_fault()) sits in store__begin(), before every
- * writing transaction.
- *
- * Migrations: each entry of the table is run with sqlite3_exec inside its
- * own BEGIN IMMEDIATE transaction, which re-reads user_version first (a
- * second process may have migrated meanwhile) and sets it last, so a step
- * is applied whole, version included, or not at all.
+ * fault (store_simulate_fault()) sits in store__begin() and
+ * sq_batch_begin(), before every writing transaction (a batch is one).
  */
 #include "store_sqlite.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
-
-#include "../base/embedded.h"
-
-/* How long a statement waits for another connection's lock before SF_ESYS. */
-#define BUSY_TIMEOUT_MS 5000
 
 /* Sets a job back to queued without a trace of its run. */
 #define REQUEUE_SET \
@@ -70,6 +71,9 @@ static const char *const SQL[ST__COUNT] = {
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
+	[ST_SAVEPOINT] = "SAVEPOINT sf_call",
+	[ST_RELEASE] = "RELEASE sf_call",
+	[ST_ROLLBACK_TO] = "ROLLBACK TO sf_call",
 	[ST_VERSION] = "PRAGMA user_version",
 	[ST_JOB_INSERT] = "INSERT INTO jobs (id, kind, params, seed, state, created_ms) "
 			  "VALUES (?1, ?2, ?3, ?4, 'queued', ?5)",
@@ -120,26 +124,6 @@ static const char *const SQL[ST__COUNT] = {
 			"WHERE type = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3",
 };
 
-const char *const store__state_names[JOB_CANCELLED + 1] = { "queued", "running", "succeeded",
-							    "failed", "cancelled" };
-
-/* ---- job state names ---- */
-
-/* "queued", "running", ...; "unknown" for a value outside job_state. Never NULL. */
-const char *job_state_name(job_state s)
-{
-	return (int)s >= 0 && s <= JOB_CANCELLED ? store__state_names[s] : "unknown";
-}
-
-/* The job_state named `name` (exact, lower case), or -1 for NULL or any other text. */
-int job_state_parse(const char *name)
-{
-	for (int i = 0; name && i <= JOB_CANCELLED; i++)
-		if (strcmp(name, store__state_names[i]) == 0)
-			return i;
-	return -1;
-}
-
 /* ---- helpers (contracts in store_sqlite.h) ---- */
 
 /* Unix milliseconds from CLOCK_REALTIME: what the jobs' *_ms columns hold. */
@@ -151,7 +135,7 @@ int64_t store__now_ms(void)
 }
 
 /* The SF_E* code for an SQLite result code. */
-static int code_of(int rc)
+int store__code_of(int rc)
 {
 	switch (rc & 0xff) {
 	case SQLITE_NOMEM:
@@ -184,7 +168,7 @@ static int fault_of(int rc)
 }
 
 /* Enters the fault state `fault` with the message `msg`. */
-static void set_fault(store *s, int fault, const char *msg)
+static void set_fault(sq_store *s, int fault, const char *msg)
 {
 	s->fault = fault;
 	snprintf(s->fault_msg, sizeof s->fault_msg, "%s", msg);
@@ -195,7 +179,7 @@ static void set_fault(store *s, int fault, const char *msg)
  * On a READWRITE handle a code that means the storage refused also sets
  * the fault state.
  */
-int store__db_err(store *s, int rc, sf_err *err, const char *fmt, ...)
+int store__db_err(sq_store *s, int rc, sf_err *err, const char *fmt, ...)
 {
 	char what[200];
 	va_list ap;
@@ -203,13 +187,19 @@ int store__db_err(store *s, int rc, sf_err *err, const char *fmt, ...)
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
 	const char *msg = s && s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
-	if (s && !s->readonly && fault_of(rc) != STORE_OK)
+	if (s && !s->readonly && fault_of(rc) != STORE_OK) {
 		set_fault(s, fault_of(rc), msg);
-	return sf_err_set(err, code_of(rc), "%s: %s", what, msg);
+		/* Inside a batch the storage's refusal loses the batch (store.h). */
+		if (s->batch && !s->doomed) {
+			s->doomed = 1;
+			snprintf(s->lost_msg, sizeof s->lost_msg, "%.120s: %.120s", what, msg);
+		}
+	}
+	return sf_err_set(err, store__code_of(rc), "%s: %s", what, msg);
 }
 
 /* The cached statement `id`, prepared (persistent) on first use. */
-int store__prep(store *s, enum store__stmt id, sqlite3_stmt **st, sf_err *err)
+int store__prep(sq_store *s, enum store__stmt id, sqlite3_stmt **st, sf_err *err)
 {
 	if (!s->stmt[id]) {
 		int rc = sqlite3_prepare_v3(s->db, SQL[id], -1, SQLITE_PREPARE_PERSISTENT,
@@ -242,7 +232,7 @@ int store__bind_text(sqlite3_stmt *st, int i, const char *text)
 }
 
 /* A failed sqlite3_bind_* leaves its code as the connection's error. */
-int store__bind_err(store *s, sf_err *err, const char *what)
+int store__bind_err(sq_store *s, sf_err *err, const char *what)
 {
 	return store__db_err(s, sqlite3_errcode(s->db), err, "%s: binding a value", what);
 }
@@ -265,7 +255,7 @@ char *store__col_dup(sqlite3_stmt *st, int i, int *oom)
 }
 
 /* Runs the fixed statement `id` (BEGIN, COMMIT, ROLLBACK) to completion. */
-static int run_fixed(store *s, enum store__stmt id, sf_err *err, const char *what)
+static int run_fixed(sq_store *s, enum store__stmt id, sf_err *err, const char *what)
 {
 	sqlite3_stmt *st;
 	int rc = store__prep(s, id, &st, err);
@@ -296,34 +286,99 @@ static int fault_file_read(const char *path)
 					   : STORE_OK;
 }
 
-/* BEGIN IMMEDIATE: the write lock now, or SF_ESYS after busy_timeout. */
-int store__begin(store *s, sf_err *err, const char *what)
+static int simulate_fault(sq_store *s, int fault, sf_err *err);
+
+/* The test seam's file, read before every write transaction (store.h). */
+static void fault_file_apply(sq_store *s)
 {
 	if (s->fault_file) {
 		int want = fault_file_read(s->fault_file);
 		if (want != s->simulated)
-			store_simulate_fault(s, want, NULL);
+			simulate_fault(s, want, NULL);
 	}
-	return run_fixed(s, ST_BEGIN, err, what);
 }
 
-/* COMMIT, or ROLLBACK and the reported code. */
-int store__commit(store *s, sf_err *err, const char *what)
+/*
+ * Inside a batch whose transaction a failure of the storage has ended: the
+ * batch is lost (store.h), so rolls back what SQLite left open and notes
+ * it, once. Returns whether the batch is lost.
+ */
+static int batch_check_lost(sq_store *s, const char *why)
 {
-	int rc = run_fixed(s, ST_COMMIT, err, what);
+	if (!s->batch || s->lost)
+		return s->lost;
+	if (!sqlite3_get_autocommit(s->db) && !s->doomed)
+		return 0;
+	s->lost = 1;
+	s->call = 0;
+	if (!s->doomed)
+		snprintf(s->lost_msg, sizeof s->lost_msg, "%s", why);
+	if (!sqlite3_get_autocommit(s->db))
+		run_fixed(s, ST_ROLLBACK, NULL, "rolling back the batch");
+	return 1;
+}
+
+/*
+ * BEGIN IMMEDIATE: the write lock now, or SF_ESYS after busy_timeout.
+ * Inside a batch, the call's savepoint instead (the batch holds the lock),
+ * or SF_ESYS when the batch is lost.
+ */
+int store__begin(sq_store *s, sf_err *err, const char *what)
+{
+	if (!s->batch) {
+		fault_file_apply(s);
+		return run_fixed(s, ST_BEGIN, err, what);
+	}
+	if (batch_check_lost(s, "SQLite ended the transaction"))
+		return sf_err_set(err, SF_ESYS, "%s: the batch was rolled back after: %s", what,
+				  s->lost_msg);
+	int rc = run_fixed(s, ST_SAVEPOINT, err, what);
+	if (rc) {
+		batch_check_lost(s, err ? err->msg : "a savepoint failed");
+		return rc;
+	}
+	s->call = 1;
+	return 0;
+}
+
+/*
+ * COMMIT, or ROLLBACK and the reported code. Inside a batch, releases the
+ * call's savepoint: its writes join the batch, durable only when the batch
+ * commits.
+ */
+int store__commit(sq_store *s, sf_err *err, const char *what)
+{
+	int rc = run_fixed(s, s->batch ? ST_RELEASE : ST_COMMIT, err, what);
+	if (!rc)
+		s->call = 0;
 	return rc ? store__fail(s, rc) : 0;
 }
 
-/* Rolls back what is open (a failing ROLLBACK has nothing to add) and returns `rc`. */
-int store__fail(store *s, int rc)
+/*
+ * Rolls back what is open (a failing ROLLBACK has nothing to add) and
+ * returns `rc`. Inside a batch: rolls back to the call's savepoint, so the
+ * call changed nothing and the batch goes on; unless the storage failed,
+ * which loses the whole batch (batch_check_lost()).
+ */
+int store__fail(sq_store *s, int rc)
 {
-	if (!sqlite3_get_autocommit(s->db))
-		run_fixed(s, ST_ROLLBACK, NULL, "rolling back");
+	if (!s->batch) {
+		if (!sqlite3_get_autocommit(s->db))
+			run_fixed(s, ST_ROLLBACK, NULL, "rolling back");
+		return rc;
+	}
+	if (batch_check_lost(s, sqlite3_errmsg(s->db)) || !s->call)
+		return rc;
+	if (run_fixed(s, ST_ROLLBACK_TO, NULL, "rolling back a call") == 0 &&
+	    run_fixed(s, ST_RELEASE, NULL, "rolling back a call") == 0)
+		s->call = 0;
+	else
+		batch_check_lost(s, sqlite3_errmsg(s->db));
 	return rc;
 }
 
 /* Steps a writing statement to SQLITE_DONE and releases it. */
-int store__step_write(store *s, sqlite3_stmt *st, sf_err *err, const char *what)
+int store__step_write(sq_store *s, sqlite3_stmt *st, sf_err *err, const char *what)
 {
 	int rc = sqlite3_step(st);
 	rc = rc == SQLITE_DONE ? 0 : store__db_err(s, rc, err, "%s", what);
@@ -331,358 +386,19 @@ int store__step_write(store *s, sqlite3_stmt *st, sf_err *err, const char *what)
 	return rc;
 }
 
-/* Reads PRAGMA user_version into *version. */
-static int read_version(store *s, int *version, sf_err *err, const char *what)
-{
-	sqlite3_stmt *st;
-	int rc = store__prep(s, ST_VERSION, &st, err);
-	if (rc)
-		return rc;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*version = sqlite3_column_int(st, 0);
-		rc = 0;
-	} else {
-		rc = store__db_err(s, rc, err, "%s: reading the schema version", what);
-	}
-	store__done(st);
-	return rc;
-}
-
-/* ---- opening and migrating ---- */
-
-/*
- * Checks a migration table: names "[folder/]NNNN_name.sql" numbered
- * 1..count in order, text without a NUL inside. Returns 0 or SF_EINVAL.
- */
-static int check_migrations(const sf_embedded *m, size_t count, sf_err *err)
-{
-	if (count > 9999 || (count && !m))
-		return sf_err_set(err, SF_EINVAL, "migration table: %zu entries, allowed 0..9999",
-				  count);
-	for (size_t i = 0; i < count; i++) {
-		const char *name = m[i].name ? m[i].name : "(unnamed)";
-		const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-		size_t len = strlen(base);
-		int version = 0, ok = len > 9 && base[4] == '_' && !strcmp(base + len - 4, ".sql");
-		for (int d = 0; ok && d < 4; d++) {
-			ok = base[d] >= '0' && base[d] <= '9';
-			version = version * 10 + (base[d] - '0');
-		}
-		if (!ok)
-			return sf_err_set(err, SF_EINVAL,
-					  "migration %s: the name must read NNNN_name.sql", name);
-		if (version != (int)i + 1)
-			return sf_err_set(
-				err, SF_EINVAL,
-				"migration %s: version %d where %zu was expected (numbered "
-				"from 0001 without gaps, in order)",
-				name, version, i + 1);
-		if (!m[i].data || strlen((const char *)m[i].data) != m[i].len)
-			return sf_err_set(err, SF_EINVAL,
-					  "migration %s: the text is missing or holds a NUL byte",
-					  name);
-	}
-	return 0;
-}
-
-/*
- * Creates the folders above the file `path` that do not exist: mkdir -p of
- * its directory part, mode 0777 less the umask.
- */
-static int make_parent_dirs(const char *path, sf_err *err)
-{
-	const char *slash = strrchr(path, '/');
-	if (!slash || slash == path)
-		return 0; /* the working directory or / */
-	size_t len = (size_t)(slash - path);
-	char *dir = malloc(len + 1);
-	if (!dir)
-		return sf_err_set(err, SF_ENOMEM, "store_open: out of memory");
-	memcpy(dir, path, len);
-	dir[len] = '\0';
-	int rc = 0;
-	for (size_t i = 1; i <= len && !rc; i++) {
-		if (dir[i] != '/' && dir[i] != '\0')
-			continue;
-		char c = dir[i];
-		dir[i] = '\0';
-		if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-			rc = sf_err_set(err, SF_ESYS, "store_open: creating the folder %s: %s", dir,
-					strerror(errno));
-		dir[i] = c;
-	}
-	struct stat sb;
-	if (!rc && (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
-		rc = sf_err_set(err, SF_ESYS, "store_open: %s is not a folder", dir);
-	free(dir);
-	return rc;
-}
-
-/* Runs a fixed PRAGMA and, when `want` is not NULL, checks its one text result. */
-static int pragma(store *s, const char *sql, const char *want, const char *path, sf_err *err)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	/*
-	 * Switching a new database to WAL needs an exclusive lock, and SQLite
-	 * answers SQLITE_BUSY at once, without the busy handler, while another
-	 * process is creating it: retry for as long as busy_timeout would wait.
-	 */
-	for (int waited = 0; rc == SQLITE_OK;) {
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
-			rc = SQLITE_OK;
-			break;
-		}
-		if ((rc & 0xff) != SQLITE_BUSY || waited >= BUSY_TIMEOUT_MS)
-			break;
-		sqlite3_reset(st);
-		sqlite3_sleep(10);
-		waited += 10;
-		rc = SQLITE_OK;
-	}
-	int ret = rc == SQLITE_OK ? 0 : store__db_err(s, rc, err, "store_open: %s: %s", path, sql);
-	if (!ret && want) {
-		const char *got = (const char *)sqlite3_column_text(st, 0);
-		if (!got || strcmp(got, want) != 0)
-			ret = sf_err_set(err, SF_ESYS, "store_open: %s: %s gave %s, expected %s",
-					 path, sql, got ? got : "nothing", want);
-	}
-	sqlite3_finalize(st);
-	return ret;
-}
-
-/*
- * Fails, naming migration `name`, when the open transaction has left a
- * foreign key dangling: migrations run with enforcement off (see below).
- */
-static int check_foreign_keys(store *s, const char *name, sf_err *err)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(s->db, "PRAGMA foreign_key_check", -1, &st, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		const char *table = (const char *)sqlite3_column_text(st, 0);
-		const char *parent = (const char *)sqlite3_column_text(st, 2);
-		rc = sf_err_set(err, SF_EINVAL,
-				"store_open: migration %s leaves a row of table %s whose foreign "
-				"key names a missing row of %s",
-				name, table ? table : "?", parent ? parent : "?");
-	} else {
-		rc = rc == SQLITE_DONE
-			     ? 0
-			     : store__db_err(s, rc, err,
-					     "store_open: migration %s: checking foreign keys",
-					     name);
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
-
-/*
- * Applies migrations m[s->version..count-1], each in its own transaction.
- * Foreign keys are not enforced yet (store_open_with() turns them on
- * afterwards, and the pragma cannot change inside a transaction), so a step
- * may rebuild a table that others refer to, as SQLite's documented ALTER
- * TABLE procedure does; PRAGMA foreign_key_check then refuses a step that
- * leaves a reference dangling.
- */
-static int migrate(store *s, const sf_embedded *m, size_t count, const char *path, sf_err *err)
-{
-	for (size_t i = (size_t)s->version; i < count; i++) {
-		int version = (int)i + 1, current = 0, rc;
-		if ((rc = store__begin(s, err, "store_open: migrating")) != 0)
-			return rc;
-		/* Another process may have migrated since we looked. */
-		if ((rc = read_version(s, &current, err, "store_open")) != 0)
-			return store__fail(s, rc);
-		if (current > (int)count)
-			return store__fail(s,
-					   sf_err_set(err, SF_ERANGE,
-						      "store_open: database %s has schema version "
-						      "%d, newer than this binary's %zu",
-						      path, current, count));
-		if (current >= version) {
-			store__fail(s, 0);
-			s->version = current;
-			continue;
-		}
-		char *msg = NULL;
-		rc = sqlite3_exec(s->db, (const char *)m[i].data, NULL, NULL, &msg);
-		if (rc != SQLITE_OK) {
-			rc = sf_err_set(err, code_of(rc), "store_open: migration %s failed: %s",
-					m[i].name, msg ? msg : sqlite3_errstr(rc));
-			sqlite3_free(msg);
-			return store__fail(s, rc);
-		}
-		if (sqlite3_get_autocommit(s->db))
-			return sf_err_set(
-				err, SF_ESYS,
-				"store_open: migration %s ended the transaction itself "
-				"(migration files must not hold BEGIN, COMMIT or ROLLBACK); "
-				"the database may be half migrated",
-				m[i].name);
-		if ((rc = check_foreign_keys(s, m[i].name, err)) != 0)
-			return store__fail(s, rc);
-		/* The one SQL text built from a number: a version from our own table. */
-		char sql[40];
-		snprintf(sql, sizeof sql, "PRAGMA user_version = %d", version);
-		rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-		if (rc != SQLITE_OK)
-			return store__fail(s, store__db_err(s, rc, err,
-							    "store_open: migration %s: setting "
-							    "the version",
-							    m[i].name));
-		if ((rc = store__commit(s, err, "store_open: committing a migration")) != 0)
-			return rc;
-		s->version = version;
-	}
-	return 0;
-}
-
-/*
- * Opens `path` (see store.h) with the migration table m[0..count-1]: makes
- * the folders (READWRITE), opens, reads user_version and refuses a newer
- * database (or, READONLY, any other version) before it changes anything,
- * sets WAL (READWRITE) and synchronous=FULL, migrates (READWRITE), and
- * only then turns foreign keys on. Returns NULL and sets `err` on failure,
- * having closed the connection; a migration that failed has been rolled
- * back.
- */
-store *store_open_with(const char *path, int mode, const sf_embedded *migrations, size_t count,
-		       sf_err *err)
-{
-	if (!path || !*path) {
-		sf_err_set(err, SF_EINVAL, "store_open: the database path is empty");
-		return NULL;
-	}
-	if (mode != STORE_READWRITE && mode != STORE_READONLY) {
-		sf_err_set(err, SF_EINVAL,
-			   "store_open: mode %d, allowed %d (read-write) or %d (read-only)", mode,
-			   STORE_READWRITE, STORE_READONLY);
-		return NULL;
-	}
-	if (check_migrations(migrations, count, err) != 0)
-		return NULL;
-	int memory = strcmp(path, ":memory:") == 0;
-	if (mode == STORE_READWRITE && !memory && make_parent_dirs(path, err) != 0)
-		return NULL;
-	store *s = calloc(1, sizeof *s);
-	if (!s) {
-		sf_err_set(err, SF_ENOMEM, "store_open: out of memory");
-		return NULL;
-	}
-	s->readonly = mode == STORE_READONLY;
-	s->latest = (int)count;
-	int flags =
-		SQLITE_OPEN_NOMUTEX |
-		(s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-	int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
-	if (rc != SQLITE_OK) {
-		store__db_err(s, rc, err, "store_open: opening %s", path);
-		goto fail;
-	}
-	sqlite3_extended_result_codes(s->db, 1);
-	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-	/* The version first: a newer database is refused before anything is changed. */
-	if (read_version(s, &s->version, err, path) != 0) {
-		sf_err_prefix(err, "store_open: ");
-		goto fail;
-	}
-	if (s->version > s->latest || s->version < 0) {
-		sf_err_set(err, SF_ERANGE,
-			   "store_open: database %s has schema version %d, newer than this "
-			   "binary's %d: it was written by a newer starforge",
-			   path, s->version, s->latest);
-		goto fail;
-	}
-	if (s->readonly && s->version != s->latest) {
-		sf_err_set(err, SF_ERANGE,
-			   "store_open: database %s has schema version %d, this binary's is %d; "
-			   "a read-only handle does not migrate",
-			   path, s->version, s->latest);
-		goto fail;
-	}
-	if (!s->readonly &&
-	    pragma(s, "PRAGMA journal_mode = WAL", memory ? "memory" : "wal", path, err) != 0)
-		goto fail;
-	if (pragma(s, "PRAGMA synchronous = FULL", NULL, path, err) != 0)
-		goto fail;
-	if (!s->readonly) {
-		/* The page limit the fault seam restores, and the seam's file. */
-		sqlite3_stmt *st = NULL;
-		if (sqlite3_prepare_v2(s->db, "PRAGMA max_page_count", -1, &st, NULL) ==
-			    SQLITE_OK &&
-		    sqlite3_step(st) == SQLITE_ROW)
-			s->max_pages = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-		const char *seam = getenv("STARFORGE_TEST_STORAGE_FAULT");
-		if (seam && *seam && !(s->fault_file = strdup(seam))) {
-			sf_err_set(err, SF_ENOMEM, "store_open: out of memory");
-			goto fail;
-		}
-	}
-	if (!s->readonly && migrate(s, migrations, count, path, err) != 0)
-		goto fail;
-	if (pragma(s, "PRAGMA foreign_keys = ON", NULL, path, err) != 0)
-		goto fail;
-	return s;
-fail:
-	store_close(s);
-	return NULL;
-}
-
-/* store_open_with() the migrations embedded in the binary (sf_migrations). */
-store *store_open(const char *path, int mode, sf_err *err)
-{
-	return store_open_with(path, mode, sf_migrations, sf_migrations_count, err);
-}
-
-/*
- * Finalizes every cached statement and closes the connection (the last
- * connection to close checkpoints the WAL into the database file). NULL is
- * a no-op.
- */
-void store_close(store *s)
-{
-	if (!s)
-		return;
-	for (int i = 0; i < ST__COUNT; i++)
-		sqlite3_finalize(s->stmt[i]);
-	for (int i = 0; i < STORE__LIST_CACHE; i++)
-		sqlite3_finalize(s->lists[i].stmt);
-	/* Every statement is finalized, so the close cannot be refused. */
-	sqlite3_close(s->db);
-	free(s->fault_file);
-	free(s);
-}
-
-/* The database's user_version as of the end of store_open; -1 for NULL. */
-int store_version(store *s)
-{
-	return s ? s->version : -1;
-}
-
-/* The number of embedded migrations, which are numbered 1..n without gaps. */
-int store_latest_version(void)
-{
-	return (int)sf_migrations_count;
-}
-
 /* ---- storage faults ---- */
 
-/* The fault state and its message (store.h); STORE_OK and "" for none or NULL. */
-int store_write_fault(const store *s, const char **msg)
+/* The fault state and its message (store.h); STORE_OK and "" for none. */
+static int sq_write_fault(const store *base, const char **msg)
 {
+	const sq_store *s = (const sq_store *)base;
 	if (msg)
-		*msg = s && s->fault ? s->fault_msg : "";
-	return s ? s->fault : STORE_OK;
+		*msg = s->fault ? s->fault_msg : "";
+	return s->fault;
 }
 
 /* Reads a PRAGMA's one integer into *value. */
-static int pragma_int(store *s, const char *sql, long long *value, sf_err *err)
+static int pragma_int(sq_store *s, const char *sql, long long *value, sf_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
@@ -703,10 +419,14 @@ static int pragma_int(store *s, const char *sql, long long *value, sf_err *err)
  * version written over itself: it needs the write lock, a journal frame
  * and an fsync, as any write does, and changes nothing a reader sees.
  */
-int store_probe_write(store *s, sf_err *err)
+static int store_sqlite_probe_write(store *base, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	if (!s || s->readonly)
 		return sf_err_set(err, SF_EINVAL, "store_probe_write: no store, or a READONLY one");
+	if (s->batch)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_probe_write: not inside a batch (store_batch_begin())");
 	int rc = store__begin(s, err, "store_probe_write");
 	if (rc)
 		return rc;
@@ -754,7 +474,17 @@ int store_probe_write(store *s, sf_err *err)
 }
 
 /* Simulates `fault` with SQLite's page limit and query_only (store.h). */
-int store_simulate_fault(store *s, int fault, sf_err *err)
+static int store_sqlite_simulate_fault(store *base, int fault, sf_err *err)
+{
+	sq_store *s = (sq_store *)base;
+	if (s && s->batch)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_simulate_fault: not inside a batch (store_batch_begin())");
+	return simulate_fault(s, fault, err);
+}
+
+/* store_sqlite_simulate_fault() less the batch check: also the seam's file's way in. */
+static int simulate_fault(sq_store *s, int fault, sf_err *err)
 {
 	if (!s || s->readonly)
 		return sf_err_set(err, SF_EINVAL,
@@ -780,9 +510,10 @@ int store_simulate_fault(store *s, int fault, sf_err *err)
  * sequence), or NULL on a miss; returns 0 either way, or an SF_E* code
  * (then *doc is NULL). Reads only: fine on a READONLY handle.
  */
-int store_get_evaluation(store *s, const char *lattice, const char *sequence, char **doc,
-			 sf_err *err)
+static int store_sqlite_get_evaluation(store *base, const char *lattice, const char *sequence,
+				       char **doc, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	if (doc)
 		*doc = NULL;
 	if (!s || !lattice || !sequence || !doc)
@@ -814,8 +545,10 @@ int store_get_evaluation(store *s, const char *lattice, const char *sequence, ch
  * earlier entry, in one committed transaction. Fails (nothing written) on
  * a READONLY handle.
  */
-int store_put_evaluations(store *s, const store_evaluation *evals, size_t n, sf_err *err)
+static int store_sqlite_put_evaluations(store *base, const store_evaluation *evals, size_t n,
+					sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	if (!s || (n && !evals))
 		return sf_err_set(err, SF_EINVAL, "store_put_evaluations: no store or evaluations");
 	if (!n)
@@ -848,12 +581,94 @@ int store_put_evaluations(store *s, const store_evaluation *evals, size_t n, sf_
 	return store__commit(s, err, "store_put_evaluations");
 }
 
-int store_put_evaluation(store *s, const char *lattice, const char *sequence, const char *doc,
-			 sf_err *err)
+/* ---- batches (store.h, store_batch_begin()) ---- */
+
+/*
+ * Opens the batch's transaction with BEGIN IMMEDIATE (the write lock for
+ * the whole batch); the calls inside it run as savepoints (store__begin()).
+ * The fault seam's file is read here, once per batch, as it is before any
+ * other write transaction.
+ */
+static int sq_batch_begin(store *base, sf_err *err)
 {
-	if (!s || !lattice || !sequence || !doc)
+	sq_store *s = (sq_store *)base;
+	if (s->readonly)
 		return sf_err_set(err, SF_EINVAL,
-				  "store_put_evaluation: no store, lattice, sequence or doc");
-	store_evaluation e = { lattice, sequence, doc };
-	return store_put_evaluations(s, &e, 1, err);
+				  "store_batch_begin: a READONLY handle cannot write");
+	if (s->batch)
+		return sf_err_set(
+			err, SF_EINVAL,
+			"store_batch_begin: a batch is open already (batches do not nest)");
+	fault_file_apply(s);
+	int rc = run_fixed(s, ST_BEGIN, err, "store_batch_begin");
+	if (rc)
+		return rc;
+	s->batch = 1;
+	s->call = s->doomed = s->lost = 0;
+	s->lost_msg[0] = '\0';
+	return 0;
 }
+
+/*
+ * Ends the batch: COMMIT (commit != 0) or ROLLBACK. A COMMIT that fails is
+ * followed by a ROLLBACK where SQLite has not rolled back already, so
+ * nothing of the batch stays; store__db_err() has set the fault state
+ * when the storage refused. A batch lost earlier only reports.
+ */
+static int sq_batch_end(store *base, int commit, sf_err *err)
+{
+	sq_store *s = (sq_store *)base;
+	if (!s->batch)
+		return sf_err_set(err, SF_EINVAL, "store_batch_end: no batch is open");
+	int rc = 0;
+	if (batch_check_lost(s, "SQLite ended the transaction")) {
+		if (commit)
+			rc = sf_err_set(err, SF_ESYS,
+					"store_batch_end: nothing of the batch was recorded: it "
+					"was rolled back after: %s",
+					s->lost_msg);
+	} else if (!commit) {
+		rc = run_fixed(s, ST_ROLLBACK, err, "store_batch_end");
+	} else if ((rc = run_fixed(s, ST_COMMIT, err, "store_batch_end: committing the batch"))) {
+		if (!sqlite3_get_autocommit(s->db))
+			run_fixed(s, ST_ROLLBACK, NULL, "rolling back the batch");
+		if (rc != SF_ENOMEM)
+			rc = err ? (err->code = SF_ESYS) : SF_ESYS;
+	}
+	s->batch = s->call = s->doomed = s->lost = 0;
+	s->lost_msg[0] = '\0';
+	return rc;
+}
+
+/* ---- the table store.c calls through ---- */
+
+const struct store_ops store_sqlite_ops = {
+	.name = "sqlite",
+	.close = store_sqlite_close,
+	.version = store_sqlite_version,
+	.latest_version = store_sqlite_latest_version,
+	.insert_job = store_sqlite_insert_job,
+	.get_job = store_sqlite_get_job,
+	.list_jobs = store_sqlite_list_jobs,
+	.job_started = store_sqlite_job_started,
+	.job_progress = store_sqlite_job_progress,
+	.job_succeeded = store_sqlite_job_succeeded,
+	.job_failed = store_sqlite_job_failed,
+	.job_cancelled = store_sqlite_job_cancelled,
+	.job_requeue = store_sqlite_job_requeue,
+	.pending_jobs = store_sqlite_pending_jobs,
+	.count_jobs = store_sqlite_count_jobs,
+	.get_level = store_sqlite_get_level,
+	.list_levels = store_sqlite_list_levels,
+	.get_evaluation = store_sqlite_get_evaluation,
+	.put_evaluations = store_sqlite_put_evaluations,
+	.put_resource = store_sqlite_put_resource,
+	.get_resource = store_sqlite_get_resource,
+	.list_resources = store_sqlite_list_resources,
+	.write_fault = sq_write_fault,
+	.probe_write = store_sqlite_probe_write,
+	.simulate_fault = store_sqlite_simulate_fault,
+	.batch_begin = sq_batch_begin,
+	.batch_end = sq_batch_end,
+	.lock_exclusive = store_sqlite_lock_exclusive,
+};

@@ -25,18 +25,6 @@
 
 /* ---- jobs ---- */
 
-/* Frees the strings of `job` and zeroes it; NULL is a no-op. */
-void store_job_clear(store_job *job)
-{
-	if (!job)
-		return;
-	free(job->kind);
-	free(job->params);
-	free(job->error);
-	free(job->level_ids);
-	memset(job, 0, sizeof *job);
-}
-
 /* Fills `job` from a row of STORE__JOB_COLS; on failure `job` owns nothing. */
 static int job_from_row(sqlite3_stmt *st, store_job *job, sf_err *err)
 {
@@ -72,7 +60,7 @@ static int job_from_row(sqlite3_stmt *st, store_job *job, sf_err *err)
 }
 
 /* Reads job `id` into *job: 1 found, 0 not (job untouched), or a negative code. */
-static int job_get(store *s, const char *id, store_job *job, sf_err *err)
+static int job_get(sq_store *s, const char *id, store_job *job, sf_err *err)
 {
 	sqlite3_stmt *st;
 	int rc = store__prep(s, ST_JOB_GET, &st, err);
@@ -103,7 +91,8 @@ static int job_get(store *s, const char *id, store_job *job, sf_err *err)
  * 1 when it came with the same hash (the earlier job is in *earlier, which
  * then owns strings), SF_EINVAL when it came with another.
  */
-static int idem_check(store *s, const char *key, const char *hash, store_job *earlier, sf_err *err)
+static int idem_check(sq_store *s, const char *key, const char *hash, store_job *earlier,
+		      sf_err *err)
 {
 	sqlite3_stmt *st;
 	int rc = store__prep(s, ST_IDEM_GET, &st, err);
@@ -144,9 +133,10 @@ static int idem_check(store *s, const char *key, const char *hash, store_job *ea
  * (the row's AUTOINCREMENT rowid), created_ms, state and zeroed times and
  * progress; on failure nothing is written and `job` is as it was.
  */
-int store_insert_job(store *s, store_job *job, const char *idem_key, const char *request_hash,
-		     int *existing, sf_err *err)
+int store_sqlite_insert_job(store *base, store_job *job, const char *idem_key,
+			    const char *request_hash, int *existing, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	if (existing)
 		*existing = 0;
 	if (!s || !job)
@@ -219,8 +209,9 @@ int store_insert_job(store *s, store_job *job, const char *idem_key, const char 
 }
 
 /* Reads job `id`: 1 and *job filled, 0 when there is none, or a negative code. */
-int store_get_job(store *s, const char *id, store_job *job, sf_err *err)
+int store_sqlite_get_job(store *base, const char *id, store_job *job, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	if (!s || !id || !job)
 		return sf_err_set(err, SF_EINVAL, "store_get_job: no store, id or job");
 	return job_get(s, id, job, err);
@@ -231,9 +222,10 @@ int store_get_job(store *s, const char *id, store_job *job, sf_err *err)
  * state, kind, both or neither), each walking an index in seq order. On
  * failure *n is 0 and jobs[] owns nothing.
  */
-int store_list_jobs(store *s, int state, const char *kind, int64_t before, int limit,
-		    store_job *jobs, int *n, sf_err *err)
+int store_sqlite_list_jobs(store *base, int state, const char *kind, int64_t before, int limit,
+			   store_job *jobs, int *n, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	if (n)
 		*n = 0;
 	if (!s || !n || (limit > 0 && !jobs))
@@ -255,7 +247,7 @@ int store_list_jobs(store *s, int state, const char *kind, int64_t before, int l
 		return rc;
 	if (sqlite3_bind_int64(st, 1, before ? before : INT64_MAX) ||
 	    sqlite3_bind_int(st, 2, limit) ||
-	    (state >= 0 && store__bind_text(st, 3, store__state_names[state])) ||
+	    (state >= 0 && store__bind_text(st, 3, job_state_name((job_state)state))) ||
 	    (kind && store__bind_text(st, 4, kind))) {
 		rc = store__bind_err(s, err, "store_list_jobs");
 		store__done(st);
@@ -284,7 +276,7 @@ int store_list_jobs(store *s, int state, const char *kind, int64_t before, int l
  * that the job is in one of the states of the mask `from`. On failure no
  * transaction stays open.
  */
-static int transition_begin(store *s, const char *id, unsigned from, const char *to, sf_err *err)
+static int transition_begin(sq_store *s, const char *id, unsigned from, const char *to, sf_err *err)
 {
 	if (!s || !id)
 		return sf_err_set(err, SF_EINVAL, "job transition: no store or id");
@@ -321,7 +313,7 @@ static int transition_begin(store *s, const char *id, unsigned from, const char 
  * Runs the UPDATE `which` of a transition (?1 id, then ?2 now and ?3 `text`
  * as far as it has them) and commits; on failure rolls back.
  */
-static int transition_end(store *s, enum store__stmt which, const char *id, const char *text,
+static int transition_end(sq_store *s, enum store__stmt which, const char *id, const char *text,
 			  sf_err *err)
 {
 	sqlite3_stmt *st;
@@ -342,16 +334,18 @@ static int transition_end(store *s, enum store__stmt which, const char *id, cons
 }
 
 /* queued -> running, stamping started_ms; see store.h for the errors. */
-int store_job_started(store *s, const char *id, sf_err *err)
+int store_sqlite_job_started(store *base, const char *id, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	int rc = transition_begin(s, id, BIT(JOB_QUEUED), "running", err);
 	return rc ? rc : transition_end(s, ST_JOB_START, id, NULL, err);
 }
 
 /* Records the progress of a running job (SF_ERANGE in any other state). */
-int store_job_progress(store *s, const char *id, int generation, int generations, double best,
-		       sf_err *err)
+int store_sqlite_job_progress(store *base, const char *id, int generation, int generations,
+			      double best, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	int rc = transition_begin(s, id, BIT(JOB_RUNNING), "running (progress)", err);
 	if (rc)
 		return rc;
@@ -370,7 +364,7 @@ int store_job_progress(store *s, const char *id, int generation, int generations
 }
 
 /* Inserts level `lv` unless its id is stored already, and then its tags. */
-static int level_insert(store *s, const store_level *lv, int64_t now, sf_err *err)
+static int level_insert(sq_store *s, const store_level *lv, int64_t now, sf_err *err)
 {
 	sqlite3_stmt *st;
 	int rc = store__prep(s, ST_LEVEL_INSERT, &st, err);
@@ -455,9 +449,10 @@ static int check_levels(const store_level *levels, int nlevels, sf_err *err)
  * document of an id), level_ids as the JSON array of levels[].id in order,
  * finished_ms. On failure nothing is written.
  */
-int store_job_succeeded(store *s, const char *id, const store_level *levels, int nlevels,
-			sf_err *err)
+int store_sqlite_job_succeeded(store *base, const char *id, const store_level *levels, int nlevels,
+			       sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	int rc = check_levels(levels, nlevels, err);
 	if (rc)
 		return rc;
@@ -478,8 +473,9 @@ out:
 }
 
 /* queued or running -> failed, recording `error` (not NULL) and finished_ms. */
-int store_job_failed(store *s, const char *id, const char *error, sf_err *err)
+int store_sqlite_job_failed(store *base, const char *id, const char *error, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	if (!error)
 		return sf_err_set(err, SF_EINVAL, "store_job_failed: no error message");
 	int rc = transition_begin(s, id, BIT(JOB_QUEUED) | BIT(JOB_RUNNING), "failed", err);
@@ -487,15 +483,17 @@ int store_job_failed(store *s, const char *id, const char *error, sf_err *err)
 }
 
 /* queued or running -> cancelled, stamping finished_ms. */
-int store_job_cancelled(store *s, const char *id, sf_err *err)
+int store_sqlite_job_cancelled(store *base, const char *id, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	int rc = transition_begin(s, id, BIT(JOB_QUEUED) | BIT(JOB_RUNNING), "cancelled", err);
 	return rc ? rc : transition_end(s, ST_JOB_CANCEL, id, NULL, err);
 }
 
 /* queued or running -> queued, clearing started_ms and the progress. */
-int store_job_requeue(store *s, const char *id, sf_err *err)
+int store_sqlite_job_requeue(store *base, const char *id, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	int rc = transition_begin(s, id, BIT(JOB_QUEUED) | BIT(JOB_RUNNING), "queued", err);
 	return rc ? rc : transition_end(s, ST_JOB_REQUEUE, id, NULL, err);
 }
@@ -505,8 +503,9 @@ int store_job_requeue(store *s, const char *id, sf_err *err)
  * the running ones as store_job_requeue() does. *ids is NULL when *n is 0;
  * on failure nothing is changed, *ids is NULL and *n 0.
  */
-int store_pending_jobs(store *s, char (**ids)[40], size_t *n, sf_err *err)
+int store_sqlite_pending_jobs(store *base, char (**ids)[40], size_t *n, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	if (ids)
 		*ids = NULL;
 	if (n)
@@ -552,8 +551,9 @@ int store_pending_jobs(store *s, char (**ids)[40], size_t *n, sf_err *err)
 }
 
 /* Counts the jobs in each state into counts[JOB_QUEUED..JOB_CANCELLED]. */
-int store_count_jobs(store *s, int64_t counts[5], sf_err *err)
+int store_sqlite_count_jobs(store *base, int64_t counts[5], sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	if (!s || !counts)
 		return sf_err_set(err, SF_EINVAL, "store_count_jobs: no store or counts");
 	for (int i = JOB_QUEUED; i <= JOB_CANCELLED; i++)
@@ -578,8 +578,9 @@ int store_count_jobs(store *s, int64_t counts[5], sf_err *err)
  * Sets *doc to a malloc'ed copy of level `id`'s document, or NULL when
  * there is none; returns 0 either way, or an SF_E* code (*doc NULL).
  */
-int store_get_level(store *s, const char *id, char **doc, sf_err *err)
+int store_sqlite_get_level(store *base, const char *id, char **doc, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	if (doc)
 		*doc = NULL;
 	if (!s || !id || !doc)
@@ -612,7 +613,7 @@ int store_get_level(store *s, const char *id, char **doc, sf_err *err)
  * recently used. Parameters, in order: before, [kind], per filter its name
  * and its text or min, limit.
  */
-static int list_prep(store *s, const char *shape, sqlite3_stmt **st, sf_err *err)
+static int list_prep(sq_store *s, const char *shape, sqlite3_stmt **st, sf_err *err)
 {
 	store__list *slot = &s->lists[0];
 	for (int i = 0; i < STORE__LIST_CACHE; i++) {
@@ -680,9 +681,11 @@ static int check_filters(const store_filter *filters, int nfilters, sf_err *err)
  * shape, each filter an IN (subquery) over a (name, value, level_id) index.
  * On failure *n is 0 and docs[] owns nothing.
  */
-int store_list_levels(store *s, const char *kind, const store_filter *filters, int nfilters,
-		      int64_t before, int limit, char **docs, int64_t *seqs, int *n, sf_err *err)
+int store_sqlite_list_levels(store *base, const char *kind, const store_filter *filters,
+			     int nfilters, int64_t before, int limit, char **docs, int64_t *seqs,
+			     int *n, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	if (n)
 		*n = 0;
 	if (!s || !n || (limit > 0 && !docs))

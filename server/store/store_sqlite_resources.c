@@ -18,9 +18,10 @@
  * written, err untouched), or a negative code. The body is stored byte for
  * byte up to its NUL; `summary` (may be NULL) beside it.
  */
-int store_put_resource(store *s, const char *type, const char *name, const char *format,
-		       const char *body, const char *summary, sf_err *err)
+int store_sqlite_put_resource(store *base, const char *type, const char *name, const char *format,
+			      const char *body, const char *summary, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	if (!s || !type || !name || !format || !body)
 		return sf_err_set(err, SF_EINVAL,
 				  "store_put_resource: no store, type, name, format or body");
@@ -50,9 +51,10 @@ int store_put_resource(store *s, const char *type, const char *name, const char 
  * body (the caller frees both), or both to NULL when there is none; returns
  * 0 either way, or a negative code (both NULL). Reads only.
  */
-int store_get_resource(store *s, const char *type, const char *name, char **format, char **body,
-		       sf_err *err)
+int store_sqlite_get_resource(store *base, const char *type, const char *name, char **format,
+			      char **body, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	if (format)
 		*format = NULL;
 	if (body)
@@ -89,26 +91,15 @@ int store_get_resource(store *s, const char *type, const char *name, char **form
 	return rc;
 }
 
-/* Frees the strings of `res` and zeroes it; NULL is a no-op. */
-void store_resource_clear(store_resource *res)
-{
-	if (!res)
-		return;
-	free(res->name);
-	free(res->format);
-	free(res->summary);
-	free(res->body);
-	memset(res, 0, sizeof *res);
-}
-
 /*
  * Lists the resources of `type` newest first (see store.h): one statement,
  * `seq < before` over the (type, seq) index. On failure every entry filled
  * so far is cleared and *n is 0.
  */
-int store_list_resources(store *s, const char *type, int64_t before, int limit, store_resource *out,
-			 int *n, sf_err *err)
+int store_sqlite_list_resources(store *base, const char *type, int64_t before, int limit,
+				store_resource *out, int *n, sf_err *err)
 {
+	sq_store *s = (sq_store *)base;
 	if (n)
 		*n = 0;
 	if (!s || !type || !n || (limit > 0 && !out))

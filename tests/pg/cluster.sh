@@ -24,8 +24,8 @@
 # cannot clash with another cluster. initdb refuses to run as root: as root
 # the folder belongs to the `postgres` user (Debian's postgresql package
 # creates it) and initdb and pg_ctl run as that user through runuser.
-# Start to stop takes about 1.5 s on a 2-core machine (initdb ~1.1 s, start
-# ~0.15 s, stop ~0.1 s).
+# Start to stop takes 1.6-2.4 s on a busy 2-core machine: initdb 1.1-1.7 s
+# (most of it), start 0.4 s, stop 0.15 s; once per `make test`.
 set -eu
 
 if [ $# -lt 1 ]; then

@@ -1,0 +1,131 @@
+/*
+ * store_impl.h - what a back end of store.h implements: one table of
+ * functions (struct store_ops) and the handle header every back end's
+ * handle starts with (struct store). Not an interface for the rest of the
+ * server: everything outside server/store/ goes through store.h.
+ *
+ * How a call reaches a back end: store.c holds the public store_*
+ * functions. store_open()/store_open_with() pick the back end from the
+ * string they are given (a `postgresql://` or `postgres://` URI opens
+ * PostgreSQL through store_pg_open(), anything else is an SQLite path) and
+ * call its open function, which returns its own handle with `ops` set.
+ * Every other public function checks for a NULL store (answering as
+ * store.h says: SF_EINVAL with the function's message, -1 from
+ * store_version(), STORE_OK from store_write_fault()) and then calls the
+ * matching member of s->ops with the same arguments. So a back end never
+ * sees a NULL `s`; it checks every other argument itself, as store.h
+ * describes.
+ *
+ * Writing a back end:
+ *
+ *   struct pg_store {
+ *           struct store base;    // FIRST member, so (store *)p == &p->base
+ *           PGconn *conn;
+ *           ...
+ *   };
+ *   static int pg_get_job(store *s, const char *id, store_job *job, sf_err *err)
+ *   {
+ *           struct pg_store *p = (struct pg_store *)s;
+ *           ...
+ *   }
+ *   const struct store_ops store_pg_ops = { .name = "postgresql", .get_job = pg_get_job, ... };
+ *
+ * and its open function sets p->base.ops = &store_pg_ops. Every member
+ * must be set (store.c calls them without checking for NULL).
+ *
+ * What each member must guarantee is what store.h says of the public
+ * function of the same name, word for word: the codes (SF_EINVAL for a bad
+ * argument or a missing job, SF_ERANGE for a move the job's state does not
+ * allow, SF_ESYS for the storage and the connection), the messages where
+ * store.h quotes them (callers and tests match "cannot become", the
+ * Idempotency-Key text), what output arguments hold on failure, that a
+ * failed call has changed nothing, that a call that writes is durable when
+ * it returns 0 outside a batch, and the batch rules (store_batch_begin()).
+ * tests/test_store.c holds every back end to that contract.
+ *
+ * Threads: a handle belongs to one thread at a time (store.h); the table
+ * itself is constant and shared.
+ */
+#ifndef SF_STORE_IMPL_H
+#define SF_STORE_IMPL_H
+
+#include "store.h"
+
+struct store_ops {
+	/* The back end's name, as store_backend() returns it: "sqlite", "postgresql". */
+	const char *name;
+
+	/* store_close(): frees the handle and everything it holds (s is not NULL). */
+	void (*close)(store *s);
+
+	/* store_version(): the database's schema version as of the end of open. */
+	int (*version)(store *s);
+	/*
+	 * store_backend_latest_version(): the version this handle counts as the
+	 * binary's (its last migration: the embedded table, or the table it was
+	 * opened with).
+	 */
+	int (*latest_version)(store *s);
+
+	/* Jobs (store.h). */
+	int (*insert_job)(store *s, store_job *job, const char *idem_key, const char *request_hash,
+			  int *existing, sf_err *err);
+	int (*get_job)(store *s, const char *id, store_job *job, sf_err *err);
+	int (*list_jobs)(store *s, int state, const char *kind, int64_t before, int limit,
+			 store_job *jobs, int *n, sf_err *err);
+	int (*job_started)(store *s, const char *id, sf_err *err);
+	int (*job_progress)(store *s, const char *id, int generation, int generations, double best,
+			    sf_err *err);
+	int (*job_succeeded)(store *s, const char *id, const store_level *levels, int nlevels,
+			     sf_err *err);
+	int (*job_failed)(store *s, const char *id, const char *error, sf_err *err);
+	int (*job_cancelled)(store *s, const char *id, sf_err *err);
+	int (*job_requeue)(store *s, const char *id, sf_err *err);
+	int (*pending_jobs)(store *s, char (**ids)[40], size_t *n, sf_err *err);
+	int (*count_jobs)(store *s, int64_t counts[5], sf_err *err);
+
+	/* Levels (store.h). */
+	int (*get_level)(store *s, const char *id, char **doc, sf_err *err);
+	int (*list_levels)(store *s, const char *kind, const store_filter *filters, int nfilters,
+			   int64_t before, int limit, char **docs, int64_t *seqs, int *n,
+			   sf_err *err);
+
+	/*
+	 * The evaluation cache (store.h). store_put_evaluation() has no member:
+	 * store.c calls put_evaluations with one entry.
+	 */
+	int (*get_evaluation)(store *s, const char *lattice, const char *sequence, char **doc,
+			      sf_err *err);
+	int (*put_evaluations)(store *s, const store_evaluation *evals, size_t n, sf_err *err);
+
+	/* Uploaded resources (store.h). */
+	int (*put_resource)(store *s, const char *type, const char *name, const char *format,
+			    const char *body, const char *summary, sf_err *err);
+	int (*get_resource)(store *s, const char *type, const char *name, char **format,
+			    char **body, sf_err *err);
+	int (*list_resources)(store *s, const char *type, int64_t before, int limit,
+			      store_resource *out, int *n, sf_err *err);
+
+	/* Storage faults (store.h). */
+	int (*write_fault)(const store *s, const char **msg);
+	int (*probe_write)(store *s, sf_err *err);
+	int (*simulate_fault)(store *s, int fault, sf_err *err);
+
+	/* Batches: group commit (store.h, store_batch_begin()). */
+	int (*batch_begin)(store *s, sf_err *err);
+	int (*batch_end)(store *s, int commit, sf_err *err);
+
+	/*
+	 * store_lock_exclusive(): for SQLite, the one-process lock on the
+	 * database file; a back end made for many nodes returns 0 and does
+	 * nothing.
+	 */
+	int (*lock_exclusive)(store *s, sf_err *err);
+};
+
+/* The header of every back end's handle: its first member. */
+struct store {
+	const struct store_ops *ops;
+};
+
+#endif

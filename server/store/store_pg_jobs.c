@@ -1,0 +1,934 @@
+/*
+ * store_pg_jobs.c - jobs, levels, the evaluation cache and uploaded
+ * resources in the PostgreSQL store (store.h; the connection, calls,
+ * batches and migrations are in store_pg.c, whose opening comment gives
+ * the design).
+ *
+ * A job transition is one UPDATE whose WHERE admits only the states the
+ * move starts from, so that of two nodes racing on a job (a cancel and a
+ * finishing worker) exactly one wins; only when it matched nothing does a
+ * second statement read the state, to say why. A success and its levels
+ * are one transaction. Batches of rows (a level's tags, a search's
+ * evaluations) travel as one array parameter each.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_pg_int.h"
+
+/* The columns job_from_row() reads, in its order. */
+#define JOB_COLS                                                                                \
+	"id, seq, kind, params, seed, state, created_ms, started_ms, finished_ms, generation, " \
+	"generations, best, error, level_ids"
+
+/* Sets a job back to queued without a trace of its run. */
+#define REQUEUE_SET                                                                           \
+	"state = 'queued', started_ms = NULL, generation = 0, generations = 0, best = NULL, " \
+	"lease_owner = NULL, lease_until = NULL"
+
+static const char *const state_names[JOB_CANCELLED + 1] = { "queued", "running", "succeeded",
+							    "failed", "cancelled" };
+
+/* ---- jobs ---- */
+
+/* Fills `job` from row `row` of JOB_COLS; on failure `job` owns nothing. */
+static int job_from_row(const PGresult *res, int row, store_job *job, sf_err *err)
+{
+	int oom = 0;
+	memset(job, 0, sizeof *job);
+	snprintf(job->id, sizeof job->id, "%s", PQgetvalue(res, row, 0));
+	job->seq = store_pg__col_i64(res, row, 1);
+	job->kind = store_pg__col_dup(res, row, 2, &oom);
+	job->params = store_pg__col_dup(res, row, 3, &oom);
+	int64_t seed = store_pg__col_i64(res, row, 4);
+	memcpy(&job->seed, &seed, sizeof job->seed); /* stored bit for bit */
+	int state = job_state_parse(PQgetvalue(res, row, 5));
+	job->created_ms = store_pg__col_i64(res, row, 6);
+	job->started_ms = store_pg__col_i64(res, row, 7); /* NULL reads as 0 */
+	job->finished_ms = store_pg__col_i64(res, row, 8);
+	job->generation = (int)store_pg__col_i64(res, row, 9);
+	job->generations = (int)store_pg__col_i64(res, row, 10);
+	job->best = store_pg__col_f64(res, row, 11);
+	job->error = store_pg__col_dup(res, row, 12, &oom);
+	job->level_ids = store_pg__col_dup(res, row, 13, &oom);
+	if (oom || !job->kind || !job->params) {
+		store_job_clear(job);
+		return sf_err_set(err, SF_ENOMEM, "reading a job: out of memory");
+	}
+	if (state < 0) {
+		int rc = sf_err_set(err, SF_ERANGE, "job %s has an unknown state", job->id);
+		store_job_clear(job);
+		return rc;
+	}
+	job->state = (job_state)state;
+	return 0;
+}
+
+/* Reads job `id`: 1 and *job filled, 0 when there is none (job untouched), or a negative code. */
+static int job_get(store_pg *p, const char *id, store_job *job, sf_err *err)
+{
+	const char *params[] = { id };
+	PGresult *res;
+	int rc = store_pg__run(p, &res, NULL, err, "reading a job",
+			       "SELECT " JOB_COLS " FROM jobs WHERE id = $1", 1, params);
+	if (rc)
+		return rc;
+	if (PQntuples(res) > 0) {
+		store_job found;
+		rc = job_from_row(res, 0, &found, err);
+		if (rc == 0) {
+			*job = found;
+			rc = 1;
+		}
+	}
+	PQclear(res);
+	return rc;
+}
+
+/*
+ * One try of store_insert_job() with a key, inside the call's transaction:
+ * 0 inserted (job->seq and created_ms set), 1 the earlier job (in
+ * *earlier), or a negative code. *race is set when another connection
+ * recorded the same key meanwhile: a retry then finds it.
+ */
+static int insert_keyed(store_pg *p, store_job *job, const char *key, const char *hash,
+			const char *seed, store_job *earlier, int *race, sf_err *err)
+{
+	const char *kp[] = { key };
+	PGresult *res;
+	int rc = store_pg__run(p, &res, NULL, err, "store_insert_job: reading the Idempotency-Key",
+			       "SELECT request_hash, job_id FROM idempotency_keys WHERE key = $1",
+			       1, kp);
+	if (rc)
+		return rc;
+	if (PQntuples(res) > 0) {
+		int same = !strcmp(PQgetvalue(res, 0, 0), hash);
+		char job_id[sizeof job->id];
+		snprintf(job_id, sizeof job_id, "%s", PQgetvalue(res, 0, 1));
+		PQclear(res);
+		if (!same)
+			return sf_err_set(err, SF_EINVAL,
+					  "Idempotency-Key reused with a different body");
+		rc = job_get(p, job_id, earlier, err);
+		if (rc == 0) /* the foreign key makes this impossible short of corruption */
+			rc = sf_err_set(err, SF_ESYS,
+					"Idempotency-Key names job %s, which is missing", job_id);
+		return rc;
+	}
+	PQclear(res);
+	const char *jp[] = { job->id, job->kind, job->params, seed };
+	if ((rc = store_pg__run(p, &res, NULL, err, "store_insert_job: inserting the job",
+				"INSERT INTO jobs (id, kind, params, seed, state) "
+				"VALUES ($1, $2, $3, $4, 'queued') RETURNING seq, created_ms",
+				4, jp)))
+		return rc;
+	job->seq = store_pg__col_i64(res, 0, 0);
+	job->created_ms = store_pg__col_i64(res, 0, 1);
+	PQclear(res);
+	const char *ip[] = { key, hash, job->id };
+	PGresult *failed = NULL;
+	rc = store_pg__run(
+		p, &res, &failed, err, "store_insert_job: recording the Idempotency-Key",
+		"INSERT INTO idempotency_keys (key, request_hash, job_id) VALUES ($1, $2, $3)", 3,
+		ip);
+	PQclear(res);
+	*race = rc && store_pg__is_state(failed, "23505");
+	PQclear(failed);
+	return rc;
+}
+
+/*
+ * Inserts job `job` as queued (see store.h): without a key one INSERT, with
+ * one a transaction (insert_keyed()), tried again once when another node
+ * recorded the same key in between. On failure nothing is written and
+ * `job` is as it was.
+ */
+int store_pg__insert_job(store *s, store_job *job, const char *idem_key, const char *request_hash,
+			 int *existing, sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	if (existing)
+		*existing = 0;
+	if (!p || !job)
+		return sf_err_set(err, SF_EINVAL, "store_insert_job: no store or job");
+	size_t idlen = strnlen(job->id, sizeof job->id);
+	if (idlen == 0 || idlen == sizeof job->id)
+		return sf_err_set(err, SF_EINVAL, "store_insert_job: job id of 1..%zu characters",
+				  sizeof job->id - 1);
+	if (!job->kind || !job->params)
+		return sf_err_set(err, SF_EINVAL, "store_insert_job: job %s lacks kind or params",
+				  job->id);
+	if (idem_key && !request_hash)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_insert_job: Idempotency-Key without a request hash");
+	int rc;
+	int64_t seed;
+	memcpy(&seed, &job->seed, sizeof seed);
+	char seed_text[24];
+	snprintf(seed_text, sizeof seed_text, "%lld", (long long)seed);
+	int64_t seq = job->seq, created = job->created_ms;
+	if (idem_key) {
+		for (int attempt = 0;; attempt++) {
+			store_job earlier;
+			int race = 0;
+			rc = store_pg__call_begin(p, CALL_WRITE_TX, err, "store_insert_job");
+			if (rc)
+				return rc;
+			int got = insert_keyed(p, job, idem_key, request_hash, seed_text, &earlier,
+					       &race, err);
+			rc = store_pg__call_end(p, CALL_WRITE_TX, got, err, "store_insert_job");
+			if (got == 1 && rc != 1)
+				store_job_clear(&earlier); /* the (empty) commit failed */
+			if (rc == 1) {
+				store_job_clear(job);
+				*job = earlier;
+				if (existing)
+					*existing = 1;
+				return 0;
+			}
+			if (!rc || !race || attempt == 1)
+				break;
+		}
+		if (rc) {
+			job->seq = seq;
+			job->created_ms = created;
+			return rc;
+		}
+	} else {
+		const char *jp[] = { job->id, job->kind, job->params, seed_text };
+		PGresult *res = NULL;
+		if ((rc = store_pg__call_begin(p, CALL_WRITE, err, "store_insert_job")) != 0)
+			return rc;
+		rc = store_pg__run(p, &res, NULL, err, "store_insert_job: inserting the job",
+				   "INSERT INTO jobs (id, kind, params, seed, state) "
+				   "VALUES ($1, $2, $3, $4, 'queued') RETURNING seq, created_ms",
+				   4, jp);
+		if ((rc = store_pg__call_end(p, CALL_WRITE, rc, err, "store_insert_job")) != 0) {
+			PQclear(res);
+			return rc;
+		}
+		job->seq = store_pg__col_i64(res, 0, 0);
+		job->created_ms = store_pg__col_i64(res, 0, 1);
+		PQclear(res);
+	}
+	job->state = JOB_QUEUED;
+	job->started_ms = job->finished_ms = 0;
+	job->generation = job->generations = 0;
+	job->best = 0;
+	return 0;
+}
+
+int store_pg__get_job(store *s, const char *id, store_job *job, sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	if (!p || !id || !job)
+		return sf_err_set(err, SF_EINVAL, "store_get_job: no store, id or job");
+	int rc = store_pg__call_begin(p, CALL_READ, err, "store_get_job");
+	return rc ? rc
+		  : store_pg__call_end(p, CALL_READ, job_get(p, id, job, err), err,
+				       "store_get_job");
+}
+
+/*
+ * Lists jobs newest first: one statement whose state and kind conditions
+ * fall away when their parameter is NULL (the unnamed statement is planned
+ * with the values, so each shape walks its index). On failure *n is 0.
+ */
+int store_pg__list_jobs(store *s, int state, const char *kind, int64_t before, int limit,
+			store_job *jobs, int *n, sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	if (n)
+		*n = 0;
+	if (!p || !n || (limit > 0 && !jobs))
+		return sf_err_set(err, SF_EINVAL, "store_list_jobs: no store, jobs or n");
+	if (state < -1 || state > JOB_CANCELLED)
+		return sf_err_set(err, SF_EINVAL, "store_list_jobs: state %d, allowed -1..%d",
+				  state, JOB_CANCELLED);
+	if (limit < 0 || before < 0)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_list_jobs: limit %d and before %lld must be >= 0", limit,
+				  (long long)before);
+	if (limit == 0)
+		return 0;
+	int rc = store_pg__call_begin(p, CALL_READ, err, "store_list_jobs");
+	if (rc)
+		return rc;
+	char b[24], l[16];
+	snprintf(b, sizeof b, "%lld", (long long)(before ? before : INT64_MAX));
+	snprintf(l, sizeof l, "%d", limit);
+	const char *params[] = { b, l, state >= 0 ? state_names[state] : NULL, kind };
+	PGresult *res;
+	rc = store_pg__run(
+		p, &res, NULL, err, "store_list_jobs",
+		"SELECT " JOB_COLS " FROM jobs WHERE seq < $1 "
+		"AND ($3::text IS NULL OR state = $3) AND ($4::text IS NULL OR kind = $4) "
+		"ORDER BY seq DESC LIMIT $2",
+		4, params);
+	if ((rc = store_pg__call_end(p, CALL_READ, rc, err, "store_list_jobs")) != 0)
+		return rc;
+	int count = 0, rows = PQntuples(res);
+	for (; count < rows && count < limit; count++)
+		if ((rc = job_from_row(res, count, &jobs[count], err)) != 0)
+			break;
+	PQclear(res);
+	if (rc) {
+		while (count > 0)
+			store_job_clear(&jobs[--count]);
+	}
+	*n = count;
+	return rc;
+}
+
+/*
+ * A job transition: `sql` is one UPDATE of job $1 (then `extra` parameters
+ * $2...) whose WHERE admits only the states the move starts from, with
+ * RETURNING; on a row it is done. Matching nothing, the job's state says
+ * why: SF_EINVAL for a missing job, SF_ERANGE for one in another state.
+ * Runs inside the caller's transaction when there is one. At most 8
+ * `extra` parameters.
+ */
+static int transition(store_pg *p, const char *id, const char *to, const char *sql, int extra,
+		      const char *const *params, sf_err *err)
+{
+	if (!p || !id)
+		return sf_err_set(err, SF_EINVAL, "job transition: no store or id");
+	char what[80];
+	snprintf(what, sizeof what, "job %.40s -> %s", id, to);
+	enum { MAX_EXTRA = 8 }; /* SUCCEED_SQL's */
+	const char *all[1 + MAX_EXTRA] = { id };
+	if (extra > MAX_EXTRA)
+		return sf_err_set(err, SF_EINVAL, "%s: %d parameters, at most %d", what, extra,
+				  MAX_EXTRA);
+	for (int i = 0; i < extra; i++)
+		all[1 + i] = params[i];
+	PGresult *res;
+	int rc = store_pg__run(p, &res, NULL, err, what, sql, 1 + extra, all);
+	if (rc)
+		return rc;
+	int done = PQntuples(res) > 0;
+	PQclear(res);
+	if (done)
+		return 0;
+	rc = store_pg__run(p, &res, NULL, err, what, "SELECT state FROM jobs WHERE id = $1", 1,
+			   all);
+	if (rc)
+		return rc;
+	if (PQntuples(res) == 0)
+		rc = sf_err_set(err, SF_EINVAL, "job %s not found", id);
+	else
+		rc = sf_err_set(err, SF_ERANGE, "job %s is %s, cannot become %s", id,
+				PQgetvalue(res, 0, 0), to);
+	PQclear(res);
+	return rc;
+}
+
+/* ready() and transition() for the moves that are one statement. */
+static int move(store *s, const char *id, const char *to, const char *sql, int extra,
+		const char *const *params, sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	if (!p || !id)
+		return sf_err_set(err, SF_EINVAL, "job transition: no store or id");
+	int rc = store_pg__call_begin(p, CALL_WRITE, err, "job transition");
+	if (rc)
+		return rc;
+	rc = transition(p, id, to, sql, extra, params, err);
+	return store_pg__call_end(p, CALL_WRITE, rc, err, "job transition");
+}
+
+int store_pg__job_started(store *s, const char *id, sf_err *err)
+{
+	return move(s, id, "running",
+		    "UPDATE jobs SET state = 'running', started_ms = " NOW_MS
+		    " WHERE id = $1 AND state = 'queued' RETURNING 1",
+		    0, NULL, err);
+}
+
+int store_pg__job_progress(store *s, const char *id, int generation, int generations, double best,
+			   sf_err *err)
+{
+	char g[16], of[16], b[32];
+	snprintf(g, sizeof g, "%d", generation);
+	snprintf(of, sizeof of, "%d", generations);
+	store_pg__fmt_double(b, sizeof b, best);
+	const char *params[] = { g, of, b };
+	return move(s, id, "running (progress)",
+		    "UPDATE jobs SET generation = $2, generations = $3, best = $4 "
+		    "WHERE id = $1 AND state = 'running' RETURNING 1",
+		    3, params, err);
+}
+
+int store_pg__job_failed(store *s, const char *id, const char *error, sf_err *err)
+{
+	if (!error)
+		return sf_err_set(err, SF_EINVAL, "store_job_failed: no error message");
+	const char *params[] = { error };
+	return move(s, id, "failed",
+		    "UPDATE jobs SET state = 'failed', finished_ms = " NOW_MS ", error = $2, "
+		    "lease_owner = NULL, lease_until = NULL "
+		    "WHERE id = $1 AND state IN ('queued', 'running') RETURNING 1",
+		    1, params, err);
+}
+
+int store_pg__job_cancelled(store *s, const char *id, sf_err *err)
+{
+	return move(s, id, "cancelled",
+		    "UPDATE jobs SET state = 'cancelled', finished_ms = " NOW_MS ", "
+		    "lease_owner = NULL, lease_until = NULL "
+		    "WHERE id = $1 AND state IN ('queued', 'running') RETURNING 1",
+		    0, NULL, err);
+}
+
+int store_pg__job_requeue(store *s, const char *id, sf_err *err)
+{
+	return move(s, id, "queued",
+		    "UPDATE jobs SET " REQUEUE_SET
+		    " WHERE id = $1 AND state IN ('queued', 'running') RETURNING 1",
+		    0, NULL, err);
+}
+
+/* The JSON array text of levels[].id (malloc'ed), or NULL when out of memory or not UTF-8. */
+static char *level_ids_json(const store_level *levels, int nlevels)
+{
+	json_t *arr = json_array();
+	for (int i = 0; arr && i < nlevels; i++) {
+		if (json_array_append_new(arr, json_string(levels[i].id)) != 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	char *text = arr ? json_dumps(arr, JSON_COMPACT) : NULL;
+	json_decref(arr);
+	return text;
+}
+
+/* Checks what store_job_succeeded() is given, before anything is written. */
+static int check_levels(const store_level *levels, int nlevels, sf_err *err)
+{
+	if (nlevels < 0 || (nlevels > 0 && !levels))
+		return sf_err_set(err, SF_EINVAL, "store_job_succeeded: %d levels", nlevels);
+	for (int i = 0; i < nlevels; i++) {
+		const store_level *lv = &levels[i];
+		if (!lv->id || !*lv->id || !lv->kind || !lv->doc)
+			return sf_err_set(err, SF_EINVAL,
+					  "store_job_succeeded: levels[%d] lacks id, kind or doc",
+					  i);
+		if (lv->ntags < 0 || lv->ntags > STORE_MAX_TAGS)
+			return sf_err_set(
+				err, SF_EINVAL,
+				"store_job_succeeded: level %s has %d tags, allowed 0..%d", lv->id,
+				lv->ntags, STORE_MAX_TAGS);
+		for (int t = 0; t < lv->ntags; t++)
+			if (!lv->tag_name[t])
+				return sf_err_set(
+					err, SF_EINVAL,
+					"store_job_succeeded: level %s, tag %d has no name", lv->id,
+					t);
+	}
+	return 0;
+}
+
+/*
+ * running -> succeeded with the levels, as one statement (one round trip,
+ * atomic): the job's UPDATE, and only when it matched, each level whose id
+ * is not stored yet, in the order given (the first of two entries with one
+ * id wins, as do the documents stored before), and the tags of the levels
+ * inserted. $1 the job, $2 level_ids; the levels as arrays $3 id, $4 kind,
+ * $5 doc; their tags as arrays $6 the level's position (1-based), $7 name,
+ * $8 text, $9 num. Returns a row only when the job moved.
+ */
+static const char SUCCEED_SQL[] =
+	"WITH job AS (UPDATE jobs SET state = 'succeeded', finished_ms = " NOW_MS ", "
+	"level_ids = $2, lease_owner = NULL, lease_until = NULL "
+	"WHERE id = $1 AND state = 'running' RETURNING 1), "
+	"given AS (SELECT * FROM unnest($3::text[], $4::text[], $5::text[]) "
+	"WITH ORDINALITY AS l (id, kind, doc, ord)), "
+	"firsts AS (SELECT DISTINCT ON (id) id, kind, doc, ord FROM given ORDER BY id, ord), "
+	"ins AS (INSERT INTO levels (id, kind, doc) SELECT id, kind, doc FROM firsts "
+	"WHERE EXISTS (SELECT 1 FROM job) ORDER BY ord "
+	"ON CONFLICT (id) DO NOTHING RETURNING id), "
+	"tags AS (INSERT INTO level_tags (level_id, name, text, num) "
+	"SELECT f.id, t.name, t.text, t.num FROM unnest($6::bigint[], $7::text[], $8::text[], "
+	"$9::float8[]) AS t (ord, name, text, num) "
+	"JOIN firsts f ON f.ord = t.ord JOIN ins ON ins.id = f.id) "
+	"SELECT 1 FROM job";
+
+/* The array literals of SUCCEED_SQL's $3..$9, in arrays[0..6]; 0 or SF_ENOMEM (all freed). */
+static int succeed_arrays(const store_level *levels, int nlevels, pg_text arrays[7], sf_err *err)
+{
+	for (int a = 0; a < 7; a++) {
+		arrays[a] = (pg_text){ 0 };
+		store_pg__text_add(&arrays[a], "{", 1);
+	}
+	for (int i = 0; i < nlevels; i++) {
+		const store_level *lv = &levels[i];
+		store_pg__text_elem(&arrays[0], lv->id);
+		store_pg__text_elem(&arrays[1], lv->kind);
+		store_pg__text_elem(&arrays[2], lv->doc);
+		for (int t = 0; t < lv->ntags; t++) {
+			char ord[16], num[32];
+			snprintf(ord, sizeof ord, "%d", i + 1);
+			store_pg__fmt_double(num, sizeof num, lv->tag_num[t]);
+			store_pg__text_elem(&arrays[3], ord);
+			store_pg__text_elem(&arrays[4], lv->tag_name[t]);
+			store_pg__text_elem(&arrays[5], lv->tag_text[t]);
+			store_pg__text_elem(&arrays[6],
+					    lv->tag_text[t] && !lv->tag_has_num[t] ? NULL : num);
+		}
+	}
+	int oom = 0;
+	for (int a = 0; a < 7; a++) {
+		store_pg__text_add(&arrays[a], "}", 1);
+		oom |= arrays[a].oom;
+	}
+	if (!oom)
+		return 0;
+	for (int a = 0; a < 7; a++)
+		free(arrays[a].s);
+	return sf_err_set(err, SF_ENOMEM, "store_job_succeeded: out of memory");
+}
+
+/*
+ * running -> succeeded with its levels (store.h): SUCCEED_SQL, one
+ * statement, so a racing cancel either waits for it and then finds the
+ * job succeeded, or wins and leaves nothing of it. On failure nothing is
+ * written; a tag named twice in one level fails the whole statement, and
+ * the message names the level (the server's detail).
+ */
+int store_pg__job_succeeded(store *s, const char *id, const store_level *levels, int nlevels,
+			    sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	int rc = check_levels(levels, nlevels, err);
+	if (rc)
+		return rc;
+	if (!p || !id)
+		return sf_err_set(err, SF_EINVAL, "job transition: no store or id");
+	char *ids = level_ids_json(levels, nlevels);
+	if (!ids)
+		return sf_err_set(
+			err, SF_EINVAL,
+			"store_job_succeeded: level ids are not UTF-8 (or out of memory)");
+	pg_text arrays[7];
+	if ((rc = succeed_arrays(levels, nlevels, arrays, err)) != 0) {
+		free(ids);
+		return rc;
+	}
+	if ((rc = store_pg__call_begin(p, CALL_WRITE, err, "store_job_succeeded")) == 0) {
+		const char *params[] = { ids,         arrays[0].s, arrays[1].s, arrays[2].s,
+					 arrays[3].s, arrays[4].s, arrays[5].s, arrays[6].s };
+		rc = transition(p, id, "succeeded", SUCCEED_SQL, 8, params, err);
+		rc = store_pg__call_end(p, CALL_WRITE, rc, err, "store_job_succeeded");
+	}
+	for (int a = 0; a < 7; a++)
+		free(arrays[a].s);
+	free(ids);
+	return rc;
+}
+
+/*
+ * One statement: requeues the running jobs (a data-modifying WITH runs to
+ * completion) and lists the queued and running ones as they were before
+ * it, oldest first. *ids is NULL when *n is 0; on failure nothing is
+ * changed.
+ */
+int store_pg__pending_jobs(store *s, char (**ids)[40], size_t *n, sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	if (ids)
+		*ids = NULL;
+	if (n)
+		*n = 0;
+	if (!p || !ids || !n)
+		return sf_err_set(err, SF_EINVAL, "store_pending_jobs: no store, ids or n");
+	int rc = store_pg__call_begin(p, CALL_WRITE, err, "store_pending_jobs");
+	if (rc)
+		return rc;
+	PGresult *res = NULL;
+	rc = store_pg__run(p, &res, NULL, err, "store_pending_jobs",
+			   "WITH requeued AS (UPDATE jobs SET " REQUEUE_SET
+			   " WHERE state = 'running' RETURNING 1) "
+			   "SELECT id FROM jobs WHERE state IN ('queued', 'running') ORDER BY seq",
+			   0, NULL);
+	if ((rc = store_pg__call_end(p, CALL_WRITE, rc, err, "store_pending_jobs")) != 0) {
+		PQclear(res);
+		return rc;
+	}
+	size_t count = (size_t)PQntuples(res);
+	char(*list)[40] = count ? calloc(count, sizeof *list) : NULL;
+	if (count && !list) {
+		PQclear(res);
+		/* The requeue is committed: it is what a retry would do anyway. */
+		return sf_err_set(err, SF_ENOMEM, "store_pending_jobs: out of memory");
+	}
+	for (size_t i = 0; i < count; i++)
+		snprintf(list[i], sizeof *list, "%s", PQgetvalue(res, (int)i, 0));
+	PQclear(res);
+	*ids = list;
+	*n = count;
+	return 0;
+}
+
+int store_pg__count_jobs(store *s, int64_t counts[5], sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	if (!p || !counts)
+		return sf_err_set(err, SF_EINVAL, "store_count_jobs: no store or counts");
+	for (int i = JOB_QUEUED; i <= JOB_CANCELLED; i++)
+		counts[i] = 0;
+	int rc = store_pg__call_begin(p, CALL_READ, err, "store_count_jobs");
+	if (rc)
+		return rc;
+	PGresult *res;
+	rc = store_pg__run(p, &res, NULL, err, "store_count_jobs",
+			   "SELECT state, count(*) FROM jobs GROUP BY state", 0, NULL);
+	if ((rc = store_pg__call_end(p, CALL_READ, rc, err, "store_count_jobs")) != 0)
+		return rc;
+	for (int i = 0; i < PQntuples(res); i++) {
+		int state = job_state_parse(PQgetvalue(res, i, 0));
+		if (state >= 0)
+			counts[state] = store_pg__col_i64(res, i, 1);
+	}
+	PQclear(res);
+	return 0;
+}
+
+/* ---- levels ---- */
+
+/* Runs a one-row, one-column read; *doc is a copy of the value or NULL without a row. */
+static int read_doc(store_pg *p, const char *what, const char *sql, int n,
+		    const char *const *params, char **doc, sf_err *err)
+{
+	int rc = store_pg__call_begin(p, CALL_READ, err, what);
+	if (rc)
+		return rc;
+	PGresult *res = NULL;
+	rc = store_pg__run(p, &res, NULL, err, what, sql, n, params);
+	if ((rc = store_pg__call_end(p, CALL_READ, rc, err, what)) != 0) {
+		PQclear(res);
+		return rc;
+	}
+	int oom = 0;
+	if (PQntuples(res) > 0)
+		*doc = store_pg__col_dup(res, 0, 0, &oom);
+	PQclear(res);
+	return oom ? sf_err_set(err, SF_ENOMEM, "%s: out of memory", what) : 0;
+}
+
+int store_pg__get_level(store *s, const char *id, char **doc, sf_err *err)
+{
+	if (doc)
+		*doc = NULL;
+	if (!s || !id || !doc)
+		return sf_err_set(err, SF_EINVAL, "store_get_level: no store, id or doc");
+	const char *params[] = { id };
+	return read_doc((store_pg *)s, "store_get_level", "SELECT doc FROM levels WHERE id = $1", 1,
+			params, doc, err);
+}
+
+/* Checks the filters of store_list_levels(). */
+static int check_filters(const store_filter *filters, int nfilters, sf_err *err)
+{
+	if (nfilters < 0 || nfilters > STORE_MAX_FILTERS || (nfilters > 0 && !filters))
+		return sf_err_set(err, SF_EINVAL, "store_list_levels: %d filters, allowed 0..%d",
+				  nfilters, STORE_MAX_FILTERS);
+	for (int i = 0; i < nfilters; i++) {
+		const store_filter *f = &filters[i];
+		if (!f->name)
+			return sf_err_set(err, SF_EINVAL,
+					  "store_list_levels: filter %d has no name", i);
+		if (!f->text == !f->has_min)
+			return sf_err_set(err, SF_EINVAL,
+					  "store_list_levels: filter %s needs a text or a min, "
+					  "not both and not neither",
+					  f->name);
+		if (f->has_min && f->min != f->min)
+			return sf_err_set(err, SF_EINVAL,
+					  "store_list_levels: filter %s: min is NaN", f->name);
+	}
+	return 0;
+}
+
+/*
+ * Lists level documents newest first (see store.h). The statement's text
+ * is assembled from fixed fragments and parameter numbers: $1 before,
+ * [kind], per filter its name and its text or min, then the limit; each
+ * filter an IN (subquery) over a (name, value, level_id) index. On failure
+ * *n is 0 and docs[] owns nothing.
+ */
+int store_pg__list_levels(store *s, const char *kind, const store_filter *filters, int nfilters,
+			  int64_t before, int limit, char **docs, int64_t *seqs, int *n,
+			  sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	if (n)
+		*n = 0;
+	if (!p || !n || (limit > 0 && !docs))
+		return sf_err_set(err, SF_EINVAL, "store_list_levels: no store, docs or n");
+	if (limit < 0 || before < 0)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_list_levels: limit %d and before %lld must be >= 0", limit,
+				  (long long)before);
+	int rc = check_filters(filters, nfilters, err);
+	if (rc || limit == 0)
+		return rc;
+	if ((rc = store_pg__call_begin(p, CALL_READ, err, "store_list_levels")) != 0)
+		return rc;
+	enum { MAXP = 3 + 2 * STORE_MAX_FILTERS };
+	const char *params[MAXP];
+	char values[MAXP][32];
+	char sql[160 + STORE_MAX_FILTERS * 96];
+	int np = 0;
+	snprintf(values[np], sizeof values[np], "%lld", (long long)(before ? before : INT64_MAX));
+	params[np] = values[np];
+	np++;
+	size_t len =
+		(size_t)snprintf(sql, sizeof sql, "SELECT doc, seq FROM levels WHERE seq < $1");
+	if (kind) {
+		params[np++] = kind;
+		len += (size_t)snprintf(sql + len, sizeof sql - len, " AND kind = $%d", np);
+	}
+	for (int i = 0; i < nfilters; i++) {
+		const store_filter *f = &filters[i];
+		params[np++] = f->name;
+		if (f->text) {
+			params[np++] = f->text;
+		} else {
+			store_pg__fmt_double(values[np], sizeof values[np], f->min);
+			params[np] = values[np];
+			np++;
+		}
+		len += (size_t)snprintf(sql + len, sizeof sql - len,
+					" AND id IN (SELECT level_id FROM level_tags WHERE "
+					"name = $%d AND %s $%d)",
+					np - 1, f->text ? "text =" : "num >=", np);
+	}
+	snprintf(values[np], sizeof values[np], "%d", limit);
+	params[np] = values[np];
+	np++;
+	snprintf(sql + len, sizeof sql - len, " ORDER BY seq DESC LIMIT $%d", np);
+	PGresult *res = NULL;
+	rc = store_pg__run(p, &res, NULL, err, "store_list_levels", sql, np, params);
+	if ((rc = store_pg__call_end(p, CALL_READ, rc, err, "store_list_levels")) != 0) {
+		PQclear(res);
+		return rc;
+	}
+	int count = 0, oom = 0, rows = PQntuples(res);
+	for (; count < rows && count < limit; count++) {
+		docs[count] = store_pg__col_dup(res, count, 0, &oom);
+		if (oom || !docs[count]) {
+			rc = sf_err_set(err, SF_ENOMEM, "store_list_levels: out of memory");
+			break;
+		}
+		if (seqs)
+			seqs[count] = store_pg__col_i64(res, count, 1);
+	}
+	PQclear(res);
+	if (rc) {
+		while (count > 0) {
+			free(docs[--count]);
+			docs[count] = NULL;
+		}
+	}
+	*n = count;
+	return rc;
+}
+
+/* ---- the evaluation cache ---- */
+
+int store_pg__get_evaluation(store *s, const char *lattice, const char *sequence, char **doc,
+			     sf_err *err)
+{
+	if (doc)
+		*doc = NULL;
+	if (!s || !lattice || !sequence || !doc)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_get_evaluation: no store, lattice, sequence or doc");
+	const char *params[] = { lattice, sequence };
+	return read_doc((store_pg *)s, "store_get_evaluation",
+			"SELECT doc FROM evaluations WHERE lattice = $1 AND sequence = $2", 2,
+			params, doc, err);
+}
+
+/*
+ * Stores (or replaces) evals[0..n-1] in one statement, so all or nothing:
+ * three arrays unnested, of which the last entry of a key that comes twice
+ * wins (ON CONFLICT DO UPDATE may not touch a row twice in one statement).
+ */
+int store_pg__put_evaluations(store *s, const store_evaluation *evals, size_t n, sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	if (!p || (n && !evals))
+		return sf_err_set(err, SF_EINVAL, "store_put_evaluations: no store or evaluations");
+	for (size_t i = 0; i < n; i++)
+		if (!evals[i].lattice || !evals[i].sequence || !evals[i].doc)
+			return sf_err_set(err, SF_EINVAL,
+					  "store_put_evaluations: entry %zu lacks lattice, "
+					  "sequence or doc",
+					  i);
+	if (!n)
+		return 0;
+	int rc = store_pg__call_begin(p, CALL_WRITE, err, "store_put_evaluations");
+	if (rc)
+		return rc;
+	pg_text lat = { 0 }, seq = { 0 }, doc = { 0 };
+	store_pg__text_add(&lat, "{", 1);
+	store_pg__text_add(&seq, "{", 1);
+	store_pg__text_add(&doc, "{", 1);
+	for (size_t i = 0; i < n; i++) {
+		store_pg__text_elem(&lat, evals[i].lattice);
+		store_pg__text_elem(&seq, evals[i].sequence);
+		store_pg__text_elem(&doc, evals[i].doc);
+	}
+	store_pg__text_add(&lat, "}", 1);
+	store_pg__text_add(&seq, "}", 1);
+	store_pg__text_add(&doc, "}", 1);
+	if (lat.oom || seq.oom || doc.oom) {
+		rc = sf_err_set(err, SF_ENOMEM, "store_put_evaluations: out of memory");
+	} else {
+		const char *params[] = { lat.s, seq.s, doc.s };
+		rc = store_pg__run0(
+			p, err, "store_put_evaluations",
+			"INSERT INTO evaluations (lattice, sequence, doc) "
+			"SELECT DISTINCT ON (l, s) l, s, d FROM unnest($1::text[], $2::text[], "
+			"$3::text[]) WITH ORDINALITY AS e (l, s, d, i) ORDER BY l, s, i DESC "
+			"ON CONFLICT (lattice, sequence) DO UPDATE SET doc = excluded.doc, "
+			"created_ms = excluded.created_ms",
+			3, params);
+	}
+	free(lat.s);
+	free(seq.s);
+	free(doc.s);
+	return store_pg__call_end(p, CALL_WRITE, rc, err, "store_put_evaluations");
+}
+
+/* ---- uploaded resources ---- */
+
+/* One INSERT ... ON CONFLICT DO NOTHING: 0 stored, STORE_EXISTS (err untouched), or a code. */
+int store_pg__put_resource(store *s, const char *type, const char *name, const char *format,
+			   const char *body, const char *summary, sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	if (!p || !type || !name || !format || !body)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_put_resource: no store, type, name, format or body");
+	int rc = store_pg__call_begin(p, CALL_WRITE, err, "store_put_resource");
+	if (rc)
+		return rc;
+	const char *params[] = { type, name, format, body, summary };
+	PGresult *res = NULL;
+	rc = store_pg__run(
+		p, &res, NULL, err, "store_put_resource",
+		"INSERT INTO resources (type, name, format, body, summary) "
+		"VALUES ($1, $2, $3, $4, $5) ON CONFLICT (type, name) DO NOTHING RETURNING 1",
+		5, params);
+	if ((rc = store_pg__call_end(p, CALL_WRITE, rc, err, "store_put_resource")) != 0) {
+		PQclear(res);
+		return rc;
+	}
+	int inserted = PQntuples(res) > 0;
+	PQclear(res);
+	return inserted ? 0 : STORE_EXISTS;
+}
+
+int store_pg__get_resource(store *s, const char *type, const char *name, char **format, char **body,
+			   sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	if (format)
+		*format = NULL;
+	if (body)
+		*body = NULL;
+	if (!p || !type || !name || !format || !body)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_get_resource: no store, type, name, format or body");
+	int rc = store_pg__call_begin(p, CALL_READ, err, "store_get_resource");
+	if (rc)
+		return rc;
+	const char *params[] = { type, name };
+	PGresult *res = NULL;
+	rc = store_pg__run(p, &res, NULL, err, "store_get_resource",
+			   "SELECT format, body FROM resources WHERE type = $1 AND name = $2", 2,
+			   params);
+	if ((rc = store_pg__call_end(p, CALL_READ, rc, err, "store_get_resource")) != 0) {
+		PQclear(res);
+		return rc;
+	}
+	int oom = 0;
+	if (PQntuples(res) > 0) {
+		*format = store_pg__col_dup(res, 0, 0, &oom);
+		*body = store_pg__col_dup(res, 0, 1, &oom);
+		if (oom || !*format || !*body) {
+			free(*format);
+			free(*body);
+			*format = *body = NULL;
+			rc = sf_err_set(err, oom ? SF_ENOMEM : SF_ESYS, "store_get_resource: %s",
+					oom ? "out of memory" : "NULL column");
+		}
+	}
+	PQclear(res);
+	return rc;
+}
+
+/* Lists the resources of `type` newest first (see store.h); on failure *n is 0. */
+int store_pg__list_resources(store *s, const char *type, int64_t before, int limit,
+			     store_resource *out, int *n, sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	if (n)
+		*n = 0;
+	if (!p || !type || !n || (limit > 0 && !out))
+		return sf_err_set(err, SF_EINVAL, "store_list_resources: no store, type, out or n");
+	if (limit < 0 || before < 0)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_list_resources: limit %d and before %lld must be >= 0",
+				  limit, (long long)before);
+	if (limit == 0)
+		return 0;
+	int rc = store_pg__call_begin(p, CALL_READ, err, "store_list_resources");
+	if (rc)
+		return rc;
+	char b[24], l[16];
+	snprintf(b, sizeof b, "%lld", (long long)(before ? before : INT64_MAX));
+	snprintf(l, sizeof l, "%d", limit);
+	const char *params[] = { type, b, l };
+	PGresult *res;
+	/* The body only where there is no summary. */
+	rc = store_pg__run(
+		p, &res, NULL, err, "store_list_resources",
+		"SELECT seq, name, format, summary, CASE WHEN summary IS NULL THEN body END, "
+		"created_ms FROM resources WHERE type = $1 AND seq < $2 "
+		"ORDER BY seq DESC LIMIT $3",
+		3, params);
+	if ((rc = store_pg__call_end(p, CALL_READ, rc, err, "store_list_resources")) != 0) {
+		PQclear(res);
+		return rc;
+	}
+	int rows = PQntuples(res), oom = 0;
+	for (int i = 0; i < rows && i < limit; i++) {
+		store_resource *r = &out[i];
+		memset(r, 0, sizeof *r);
+		r->seq = store_pg__col_i64(res, i, 0);
+		r->name = store_pg__col_dup(res, i, 1, &oom);
+		r->format = store_pg__col_dup(res, i, 2, &oom);
+		r->summary = store_pg__col_dup(res, i, 3, &oom);
+		r->body = store_pg__col_dup(res, i, 4, &oom);
+		r->created_ms = store_pg__col_i64(res, i, 5);
+		(*n)++;
+		if (oom || !r->name || !r->format || (!r->summary && !r->body)) {
+			rc = sf_err_set(err, oom ? SF_ENOMEM : SF_ESYS, "store_list_resources: %s",
+					oom ? "out of memory" : "NULL column");
+			break;
+		}
+	}
+	PQclear(res);
+	if (rc) {
+		for (int i = 0; i < *n; i++)
+			store_resource_clear(&out[i]);
+		*n = 0;
+	}
+	return rc;
+}
