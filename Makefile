@@ -8,7 +8,8 @@
 #                   npm packages of package-lock.json) and every cmocka
 #                   test binary
 #   make test SANITIZE=address,undefined   the same under ASan and UBSan
-#   make bench      the benchmarks (not tests; figures in README)
+#   make bench      the benchmarks (not tests; figures in README), the
+#                   cluster's on a throwaway PostgreSQL (bench/cluster_bench.mjs)
 #   make soak       the long checks, every tests/soak/*.sh (minutes; not
 #                   part of make test; docs/RELIABILITY.md)
 #   make fuzz       every libFuzzer target in tests/fuzz/ for FUZZ_SECONDS
@@ -96,6 +97,7 @@ test: deps
 
 bench: deps
 	@sh scripts/deps.sh bench
+	@sh scripts/deps.sh test
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/bench_lattice $(BUILD)/bench/bench_search \
 		$(BUILD)/bench/bench_racetrack $(BUILD)/bench/bench_digger $(BUILD)/bench/bare_mhd
 	$(BUILD)/bench/bench_lattice
@@ -103,6 +105,10 @@ bench: deps
 	$(BUILD)/bench/bench_racetrack
 	$(BUILD)/bench/bench_digger
 	sh bench/http_bench.sh $(BIN) $(BUILD)/bench/bare_mhd
+	@if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then \
+		npm ci --no-audit --no-fund && touch node_modules; fi
+	STARFORGE_BIN=$(abspath $(BIN)) sh tests/pg/cluster.sh \
+		env STARFORGE_TEST_DB=postgres node bench/cluster_bench.mjs
 
 # Every tests/soak/*.sh against the built binary, each writing its figures
 # under build/soak/: the wrk load soak, the kill -9 loop. wrk and curl come

@@ -42,97 +42,33 @@
 #include "../server/base/embedded.h"
 #include "../server/store/store.h"
 #include "../server/store/store_pg.h"
+#include "store_support.h"
 #include "support.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-/* ---- the temporary folder ---- */
+/* ---- the fixture (store_support.h) ---- */
 
-typedef struct fixture {
-	char dir[64];    /* the mkdtemp folder */
-	char path[512];  /* SQLite: dir/data/db/starforge.db, two folders that do not exist
-			  * yet; PostgreSQL: the URI of the test's own schema */
-	int pg;          /* 1: the PostgreSQL group */
-	char schema[48]; /* PostgreSQL: the schema, sf_test_<pid>_<n> */
-} fixture;
-
-static void rm_rf(const char *path)
-{
-	struct stat sb;
-	if (lstat(path, &sb) != 0)
-		return;
-	if (S_ISDIR(sb.st_mode)) {
-		DIR *d = opendir(path);
-		struct dirent *e;
-		while (d && (e = readdir(d)) != NULL) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			char child[512];
-			snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-			rm_rf(child);
-		}
-		if (d)
-			closedir(d);
-		rmdir(path);
-	} else {
-		unlink(path);
-	}
-}
-
+/* SQLite: dir/data/db/starforge.db, two folders that do not exist yet. */
 static int setup(void **state)
 {
-	fixture *f = calloc(1, sizeof *f);
-	if (!f)
-		return -1;
-	snprintf(f->dir, sizeof f->dir, "/tmp/sf_store_XXXXXX");
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	snprintf(f->path, sizeof f->path, "%s/data/db/starforge.db", f->dir);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fixture *f = *state;
-	if (f->pg) {
-		/* On the base URI: the fixture's schema may be gone or never made. */
-		PGconn *c = PQconnectdb(getenv("STARFORGE_TEST_PG"));
-		char sql[96];
-		snprintf(sql, sizeof sql, "DROP SCHEMA IF EXISTS %s CASCADE", f->schema);
-		PQclear(PQexec(c, "SET client_min_messages = warning"));
-		PQclear(PQexec(c, sql));
-		PQfinish(c);
-	}
-	rm_rf(f->dir);
-	free(f);
-	return 0;
-}
-
-/* The URI of `base` with the option that makes `schema` the search_path. */
-static void pg_uri(char *out, size_t size, const char *base, const char *schema)
-{
-	snprintf(out, size, "%s%soptions=-csearch_path%%3D%s", base, strchr(base, '?') ? "&" : "?",
-		 schema);
+	return fixture_setup(state, "store", "data/db/starforge.db", 0);
 }
 
 /*
  * The PostgreSQL group's fixture: the folder as for SQLite (some tests
  * write files) and f->path the URI of a schema of its own, which does not
- * exist yet: store_open() creates it.
+ * exist yet: store_open() creates it. main() runs the group only with
+ * STARFORGE_TEST_PG set.
  */
 static int setup_pg(void **state)
 {
-	static int counter;
-	if (setup(state) != 0)
-		return -1;
-	fixture *f = *state;
-	f->pg = 1;
-	snprintf(f->schema, sizeof f->schema, "sf_test_%d_%d", (int)getpid(), ++counter);
-	pg_uri(f->path, sizeof f->path, getenv("STARFORGE_TEST_PG"), f->schema);
-	return 0;
+	return fixture_setup(state, "store", "", 1);
+}
+
+static int teardown(void **state)
+{
+	return fixture_teardown(state);
 }
 
 /* The binary's schema version for the fixture's back end. */
@@ -293,27 +229,11 @@ static int64_t insert(store *s, const char *id, const char *kind)
 	return seq;
 }
 
-static store_job get(store *s, const char *id)
-{
-	sf_err err = { 0 };
-	store_job job;
-	int rc = store_get_job(s, id, &job, &err);
-	if (rc != 1)
-		fail_msg("get %s: %d %s", id, rc, err.msg);
-	return job;
-}
-
 static void expect_state(store *s, const char *id, job_state want)
 {
 	store_job job = get(s, id);
 	assert_string_equal(job_state_name(job.state), job_state_name(want));
 	store_job_clear(&job);
-}
-
-static void ok(int rc, const sf_err *err)
-{
-	if (rc != 0)
-		fail_msg("%d: %s", rc, err->msg);
 }
 
 /* A migration table entry from a string. */
@@ -813,7 +733,7 @@ static void test_transitions(void **state)
 	assert_true(j.best == 2.25);
 	int64_t started = j.started_ms;
 	store_job_clear(&j);
-	ok(store_job_succeeded(s, "job_ok", NULL, 0, &err), &err);
+	ok(store_job_succeeded(s, "job_ok", NULL, NULL, 0, &err), &err);
 	j = get(s, "job_ok");
 	assert_int_equal(j.state, JOB_SUCCEEDED);
 	assert_int_equal(j.started_ms, started);
@@ -825,31 +745,31 @@ static void test_transitions(void **state)
 	/* A final state never changes again. */
 	assert_failed(store_job_started(s, "job_ok", &err), &err, SF_ERANGE);
 	assert_non_null(strstr(err.msg, "succeeded"));
-	assert_failed(store_job_cancelled(s, "job_ok", &err), &err, SF_ERANGE);
-	assert_failed(store_job_failed(s, "job_ok", "late", &err), &err, SF_ERANGE);
-	assert_failed(store_job_requeue(s, "job_ok", &err), &err, SF_ERANGE);
+	assert_failed(store_job_cancelled(s, "job_ok", NULL, &err), &err, SF_ERANGE);
+	assert_failed(store_job_failed(s, "job_ok", NULL, "late", &err), &err, SF_ERANGE);
+	assert_failed(store_job_requeue(s, "job_ok", NULL, &err), &err, SF_ERANGE);
 	assert_failed(store_job_progress(s, "job_ok", 5, 50, 3, &err), &err, SF_ERANGE);
 	expect_state(s, "job_ok", JOB_SUCCEEDED);
 
 	/* Moves that skip a step. */
 	assert_failed(store_job_progress(s, "job_fail", 1, 2, 3, &err), &err, SF_ERANGE);
 	assert_non_null(strstr(err.msg, "queued"));
-	assert_failed(store_job_succeeded(s, "job_fail", NULL, 0, &err), &err, SF_ERANGE);
+	assert_failed(store_job_succeeded(s, "job_fail", NULL, NULL, 0, &err), &err, SF_ERANGE);
 	ok(store_job_started(s, "job_fail", &err), &err);
 	assert_failed(store_job_started(s, "job_fail", &err), &err, SF_ERANGE);
 
 	/* running -> failed, with its message */
-	ok(store_job_failed(s, "job_fail", "params.length: 40, allowed 1..32", &err), &err);
+	ok(store_job_failed(s, "job_fail", NULL, "params.length: 40, allowed 1..32", &err), &err);
 	j = get(s, "job_fail");
 	assert_int_equal(j.state, JOB_FAILED);
 	assert_string_equal(j.error, "params.length: 40, allowed 1..32");
 	assert_true(j.finished_ms >= j.started_ms && j.started_ms > 0);
 	assert_null(j.level_ids);
 	store_job_clear(&j);
-	assert_failed(store_job_failed(s, "job_fail", NULL, &err), &err, SF_EINVAL);
+	assert_failed(store_job_failed(s, "job_fail", NULL, NULL, &err), &err, SF_EINVAL);
 
 	/* queued -> cancelled: finished without having started */
-	ok(store_job_cancelled(s, "job_cancel", &err), &err);
+	ok(store_job_cancelled(s, "job_cancel", NULL, &err), &err);
 	j = get(s, "job_cancel");
 	assert_int_equal(j.state, JOB_CANCELLED);
 	assert_int_equal(j.started_ms, 0);
@@ -859,7 +779,7 @@ static void test_transitions(void **state)
 	/* running -> queued forgets the run */
 	ok(store_job_started(s, "job_requeue", &err), &err);
 	ok(store_job_progress(s, "job_requeue", 9, 10, -4, &err), &err);
-	ok(store_job_requeue(s, "job_requeue", &err), &err);
+	ok(store_job_requeue(s, "job_requeue", NULL, &err), &err);
 	j = get(s, "job_requeue");
 	assert_int_equal(j.state, JOB_QUEUED);
 	assert_int_equal(j.started_ms, 0);
@@ -871,7 +791,7 @@ static void test_transitions(void **state)
 	/* Unknown jobs. */
 	assert_failed(store_job_started(s, "job_404", &err), &err, SF_EINVAL);
 	assert_non_null(strstr(err.msg, "job_404"));
-	assert_failed(store_job_cancelled(s, NULL, &err), &err, SF_EINVAL);
+	assert_failed(store_job_cancelled(s, NULL, NULL, &err), &err, SF_EINVAL);
 
 	int64_t counts[5];
 	ok(store_count_jobs(s, counts, &err), &err);
@@ -904,10 +824,10 @@ static void test_pending_after_crash(void **state)
 		}
 		int rc = store_job_started(s, "job_b", &err) ||
 			 store_job_started(s, "job_c", &err) ||
-			 store_job_succeeded(s, "job_c", NULL, 0, &err) ||
+			 store_job_succeeded(s, "job_c", NULL, NULL, 0, &err) ||
 			 store_job_started(s, "job_d", &err) ||
 			 store_job_progress(s, "job_d", 5, 9, 1, &err) ||
-			 store_job_cancelled(s, "job_e", &err);
+			 store_job_cancelled(s, "job_e", NULL, &err);
 		_exit(rc ? 4 : 0);
 	}
 	int status = 0;
@@ -937,10 +857,10 @@ static void test_pending_after_crash(void **state)
 	expect_state(s, "job_c", JOB_SUCCEEDED);
 	expect_state(s, "job_e", JOB_CANCELLED);
 	/* Nothing pending: an empty list. */
-	ok(store_job_cancelled(s, "job_a", &err), &err);
-	ok(store_job_cancelled(s, "job_b", &err), &err);
-	ok(store_job_cancelled(s, "job_d", &err), &err);
-	ok(store_job_cancelled(s, "job_f", &err), &err);
+	ok(store_job_cancelled(s, "job_a", NULL, &err), &err);
+	ok(store_job_cancelled(s, "job_b", NULL, &err), &err);
+	ok(store_job_cancelled(s, "job_d", NULL, &err), &err);
+	ok(store_job_cancelled(s, "job_f", NULL, &err), &err);
 	char(*ids)[40] = NULL;
 	size_t n = 9;
 	ok(store_pending_jobs(s, &ids, &n, &err), &err);
@@ -974,7 +894,7 @@ static void succeed(store *s, const char *job, const store_level *levels, int n)
 	sf_err err = { 0 };
 	insert(s, job, levels[0].kind);
 	ok(store_job_started(s, job, &err), &err);
-	ok(store_job_succeeded(s, job, levels, n, &err), &err);
+	ok(store_job_succeeded(s, job, NULL, levels, n, &err), &err);
 }
 
 /* Lists levels and checks their documents, in order; returns the last seq. */
@@ -1157,15 +1077,15 @@ static void test_levels(void **state)
 	insert(s, "job_bad", "lattice");
 	ok(store_job_started(s, "job_bad", &err), &err);
 	store_level broken[2] = { level("L7", "lattice", "{}"), level("L8", "lattice", NULL) };
-	assert_failed(store_job_succeeded(s, "job_bad", broken, 2, &err), &err, SF_EINVAL);
+	assert_failed(store_job_succeeded(s, "job_bad", NULL, broken, 2, &err), &err, SF_EINVAL);
 	store_level many_tags = level("L7", "lattice", "{}");
 	many_tags.ntags = STORE_MAX_TAGS + 1;
-	assert_failed(store_job_succeeded(s, "job_bad", &many_tags, 1, &err), &err, SF_EINVAL);
+	assert_failed(store_job_succeeded(s, "job_bad", NULL, &many_tags, 1, &err), &err, SF_EINVAL);
 	/* Two tags of one name: the insert fails and the whole transition rolls back. */
 	store_level twice = level("L7", "lattice", "{}");
 	tag_num(&twice, "length", 1);
 	tag_num(&twice, "length", 2);
-	assert_failed(store_job_succeeded(s, "job_bad", &twice, 1, &err), &err, SF_EINVAL);
+	assert_failed(store_job_succeeded(s, "job_bad", NULL, &twice, 1, &err), &err, SF_EINVAL);
 	assert_non_null(strstr(err.msg, "L7"));
 	expect_state(s, "job_bad", JOB_RUNNING);
 	doc = NULL;
@@ -1490,7 +1410,7 @@ static void test_readonly_handle(void **state)
 	store_job_clear(&mine);
 	rc = store_put_evaluation(r, "square", "HH", "{}", &err);
 	assert_true(rc < 0 && strlen(err.msg) > 0);
-	rc = store_job_cancelled(r, "job_w", &err);
+	rc = store_job_cancelled(r, "job_w", NULL, &err);
 	assert_true(rc < 0 && strlen(err.msg) > 0);
 	char(*ids)[40] = NULL;
 	size_t n = 0;
@@ -1500,7 +1420,7 @@ static void test_readonly_handle(void **state)
 	expect_state(w, "job_w", JOB_RUNNING);
 	assert_int_equal(store_get_job(w, "job_r", &job, &err), 0);
 	/* The writer still works after the reader's failures. */
-	ok(store_job_cancelled(w, "job_w", &err), &err);
+	ok(store_job_cancelled(w, "job_w", NULL, &err), &err);
 	expect_state(r, "job_w", JOB_CANCELLED);
 	store_close(r);
 	store_close(w);
@@ -1578,7 +1498,7 @@ static void test_sql_lookalike_values(void **state)
 	const char *ldoc = "{\"q\":\"'; DROP TABLE levels; --\"}";
 	store_level lv = level(lid, kind, ldoc);
 	tag_text(&lv, "n'ame", "te'xt; --");
-	ok(store_job_succeeded(s, id, &lv, 1, &err), &err);
+	ok(store_job_succeeded(s, id, NULL, &lv, 1, &err), &err);
 	job = get(s, id);
 	assert_string_equal(job.kind, kind);
 	assert_string_equal(job.params, params);
@@ -1595,7 +1515,7 @@ static void test_sql_lookalike_values(void **state)
 	ok(store_get_evaluation(s, "sq'uare", "HP'; --", &doc, &err), &err);
 	assert_string_equal(doc, "{\"x\":\"'\"}");
 	free(doc);
-	assert_failed(store_job_failed(s, "job_'--", "x", &err), &err, SF_EINVAL);
+	assert_failed(store_job_failed(s, "job_'--", NULL, "x", &err), &err, SF_EINVAL);
 	assert_non_null(strstr(err.msg, "job_'--"));
 	store_close(s);
 	/* Every table is still there and holds exactly what was put in. */
@@ -1768,9 +1688,9 @@ static void test_pg_two_handles(void **state)
 	assert_string_equal(doc, "{\"e\":1}");
 	free(doc);
 	/* A cancel on one node and a success on the other: the first wins, the second is told. */
-	ok(store_job_cancelled(a, "job_1", &err), &err);
+	ok(store_job_cancelled(a, "job_1", NULL, &err), &err);
 	store_level lv = level("L1", "lattice", "{}");
-	assert_failed(store_job_succeeded(b, "job_1", &lv, 1, &err), &err, SF_ERANGE);
+	assert_failed(store_job_succeeded(b, "job_1", NULL, &lv, 1, &err), &err, SF_ERANGE);
 	assert_non_null(strstr(err.msg, "cancelled, cannot become succeeded"));
 	ok(store_get_level(a, "L1", &doc, &err), &err);
 	assert_null(doc); /* the loser wrote nothing */
@@ -1916,7 +1836,7 @@ static void test_pg_bytes(void **state)
 	tag_num(&lv[0], "big", 1e308);
 	tag_num(&lv[0], "tiny", 5e-324);
 	tag_num(&lv[1], "big", -0.0);
-	ok(store_job_succeeded(s, "job_b", lv, 2, &err), &err);
+	ok(store_job_succeeded(s, "job_b", NULL, lv, 2, &err), &err);
 	char *doc = NULL;
 	ok(store_get_level(s, "L\"1", &doc, &err), &err);
 	assert_string_equal(doc, doc1);

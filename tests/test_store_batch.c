@@ -29,93 +29,36 @@
 #include <unistd.h>
 
 #include "../server/store/store.h"
+#include "store_support.h"
 
-typedef struct fixture {
-	char dir[64];
-	char uri[512]; /* an SQLite path in dir, or a PostgreSQL URI with a schema of its own */
-	int pg;
-} fixture;
-
-static void rm_rf(const char *path)
-{
-	struct stat sb;
-	if (lstat(path, &sb) != 0)
-		return;
-	if (S_ISDIR(sb.st_mode)) {
-		DIR *d = opendir(path);
-		struct dirent *e;
-		while (d && (e = readdir(d)) != NULL) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			char child[512];
-			snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-			rm_rf(child);
-		}
-		if (d)
-			closedir(d);
-		rmdir(path);
-	} else {
-		unlink(path);
-	}
-}
-
+/* The fixture (store_support.h): SQLite in a fresh folder, or a schema per test. */
 static int setup_sqlite(void **state)
 {
-	fixture *f = calloc(1, sizeof *f);
-	if (!f)
-		return -1;
-	snprintf(f->dir, sizeof f->dir, "/tmp/sf_batch_XXXXXX");
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	snprintf(f->uri, sizeof f->uri, "%s/starforge.db", f->dir);
-	*state = f;
-	return 0;
+	return fixture_setup(state, "batch", "starforge.db", 0);
 }
 
-/* A schema per test in the database STARFORGE_TEST_PG names; the test is skipped without it. */
+/* The test is skipped without STARFORGE_TEST_PG (fix()). */
 static int setup_pg(void **state)
 {
-	fixture *f = calloc(1, sizeof *f);
-	if (!f)
-		return -1;
-	f->pg = 1;
-	const char *base = getenv("STARFORGE_TEST_PG");
-	if (base && *base) {
-		static int serial;
-		snprintf(f->uri, sizeof f->uri, "%s%coptions=-csearch_path%%3Dsf_batch_%ld_%d_%d",
-			 base, strchr(base, '?') ? '&' : '?', (long)getpid(),
-			 (int)time(NULL) % 100000, ++serial);
-	}
-	*state = f;
-	return 0;
+	return fixture_setup(state, "batch", "", 1);
 }
 
 static int teardown(void **state)
 {
-	fixture *f = *state;
-	if (f->dir[0])
-		rm_rf(f->dir);
-	free(f);
-	return 0;
+	return fixture_teardown(state);
 }
 
-/* The fixture, skipping a PostgreSQL case when there is no database to run it on. */
 static fixture *fix(void **state)
 {
-	fixture *f = *state;
-	if (f->pg && !f->uri[0])
-		skip();
-	return f;
+	return fixture_pg_or_skip(state);
 }
 
 static store *open_rw(const fixture *f)
 {
 	sf_err err = { 0 };
-	store *s = store_open(f->uri, STORE_READWRITE, &err);
+	store *s = store_open(f->path, STORE_READWRITE, &err);
 	if (!s)
-		fail_msg("store_open(%s): %s", f->uri, err.msg);
+		fail_msg("store_open(%s): %s", f->path, err.msg);
 	return s;
 }
 
@@ -196,14 +139,14 @@ static void test_batch_commit(void **state)
 	for (int n = 0; n < 10; n++) {
 		char lid[40];
 		store_level lv = level_for(n, lid);
-		assert_int_equal(store_job_succeeded(s, id_of(n), &lv, 1, &err), 0);
+		assert_int_equal(store_job_succeeded(s, id_of(n), NULL, &lv, 1, &err), 0);
 	}
 	for (int n = 10; n < 20; n++)
-		assert_int_equal(store_job_failed(s, id_of(n), "no puzzle", &err), 0);
+		assert_int_equal(store_job_failed(s, id_of(n), NULL, "no puzzle", &err), 0);
 	for (int n = 20; n < 30; n++)
-		assert_int_equal(store_job_cancelled(s, id_of(n), &err), 0);
+		assert_int_equal(store_job_cancelled(s, id_of(n), NULL, &err), 0);
 	for (int n = 30; n < 35; n++)
-		assert_int_equal(store_job_requeue(s, id_of(n), &err), 0);
+		assert_int_equal(store_job_requeue(s, id_of(n), NULL, &err), 0);
 	assert_int_equal(store_put_evaluation(s, "square", "HPPH", "{\"e\":1}", &err), 0);
 	assert_int_equal(store_put_resource(s, "px_model", "m1", "csv", "a,b\n", NULL, &err), 0);
 
@@ -216,7 +159,7 @@ static void test_batch_commit(void **state)
 	assert_non_null(doc);
 	free(doc);
 	/* ...and another handle sees none of them yet. */
-	store *other = store_open(f->uri, STORE_READONLY, &err);
+	store *other = store_open(f->path, STORE_READONLY, &err);
 	assert_non_null(other);
 	assert_int_equal(state_of(other, 0), -1);
 	assert_int_equal(count_all(other), 0);
@@ -274,7 +217,7 @@ static void test_batch_refusals(void **state)
 	assert_int_equal(insert(s, 2, &err), 0);
 	assert_int_equal(insert(s, 2, &err), SF_EINVAL);
 	assert_int_equal(insert(s, 1, &err), SF_EINVAL);
-	assert_int_equal(store_job_succeeded(s, id_of(2), NULL, 0, &err), SF_ERANGE);
+	assert_int_equal(store_job_succeeded(s, id_of(2), NULL, NULL, 0, &err), SF_ERANGE);
 	assert_non_null(strstr(err.msg, "cannot become"));
 	assert_int_equal(store_job_started(s, "job_404", &err), SF_EINVAL);
 	assert_int_equal(store_job_started(s, id_of(1), &err), 0);
@@ -288,7 +231,7 @@ static void test_batch_refusals(void **state)
 	lv.ntags = 2;
 	lv.tag_name[1] = "lattice";
 	lv.tag_text[1] = "cubic";
-	assert_int_equal(store_job_succeeded(s, id_of(1), &lv, 1, &err), SF_EINVAL);
+	assert_int_equal(store_job_succeeded(s, id_of(1), NULL, &lv, 1, &err), SF_EINVAL);
 	assert_int_equal(state_of(s, 1), JOB_RUNNING);
 	char *doc = NULL;
 	assert_int_equal(store_get_level(s, "lvl_7", &doc, &err), 0);
@@ -345,7 +288,7 @@ static void test_batch_rollback(void **state)
 	for (int n = 2; n < 20; n++)
 		assert_int_equal(insert(s, n, &err), 0);
 	assert_int_equal(store_job_started(s, id_of(1), &err), 0);
-	assert_int_equal(store_job_failed(s, id_of(1), "boom", &err), 0);
+	assert_int_equal(store_job_failed(s, id_of(1), NULL, "boom", &err), 0);
 	assert_int_equal(store_put_evaluation(s, "square", "HP", "{}", &err), 0);
 	assert_int_equal(count_all(s), 19);
 	assert_int_equal(store_batch_end(s, 0, &err), 0);
@@ -384,7 +327,7 @@ static void test_batch_rules(void **state)
 	assert_int_equal(store_batch_end(s, 1, &err), SF_EINVAL);
 	assert_int_equal(store_batch_end(s, 0, &err), SF_EINVAL);
 	assert_int_equal(store_probe_write(s, &err), 0);
-	store *ro = store_open(f->uri, STORE_READONLY, &err);
+	store *ro = store_open(f->path, STORE_READONLY, &err);
 	assert_non_null(ro);
 	assert_int_equal(store_batch_begin(ro, &err), SF_EINVAL);
 	assert_int_equal(store_batch_end(ro, 1, &err), SF_EINVAL);
@@ -431,7 +374,7 @@ static void test_batch_full(void **state)
 	/* The batch is lost: writes are refused, reads see the database without it. */
 	assert_int_equal(insert(s, 200, &err), SF_ESYS);
 	assert_non_null(strstr(err.msg, "batch was rolled back"));
-	assert_int_equal(store_job_failed(s, id_of(0), "x", &err), SF_ESYS);
+	assert_int_equal(store_job_failed(s, id_of(0), NULL, "x", &err), SF_ESYS);
 	assert_int_equal(state_of(s, 0), JOB_QUEUED);
 	assert_int_equal(state_of(s, 1), -1);
 	assert_int_equal(store_batch_end(s, 1, &err), SF_ESYS);

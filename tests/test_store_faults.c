@@ -27,67 +27,23 @@
 #include <libpq-fe.h>
 
 #include "../server/store/store.h"
+#include "store_support.h"
 
-typedef struct fixture {
-	char dir[64];
-	char path[512]; /* SQLite: the database file; PostgreSQL: the URI of the schema */
-	char seam[128];
-	int pg;
-	char schema[48];
-} fixture;
-
+/* The fixture (store_support.h): f->seam is the test seam's file, in the fixture's folder. */
 static int setup(void **state)
 {
-	fixture *f = calloc(1, sizeof *f);
-	if (!f)
-		return -1;
-	snprintf(f->dir, sizeof f->dir, "/tmp/sf_faults_XXXXXX");
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	snprintf(f->path, sizeof f->path, "%s/starforge.db", f->dir);
-	snprintf(f->seam, sizeof f->seam, "%s/fault", f->dir);
-	*state = f;
-	return 0;
+	return fixture_setup(state, "faults", "starforge.db", 0);
 }
 
 /* The PostgreSQL fixture: f->path names schema sf_faults_<pid>_<n>, which open creates. */
 static int setup_pg(void **state)
 {
-	static int counter;
-	if (setup(state) != 0)
-		return -1;
-	fixture *f = *state;
-	const char *base = getenv("STARFORGE_TEST_PG");
-	f->pg = 1;
-	snprintf(f->schema, sizeof f->schema, "sf_faults_%d_%d", (int)getpid(), ++counter);
-	snprintf(f->path, sizeof f->path, "%s%soptions=-csearch_path%%3D%s", base,
-		 strchr(base, '?') ? "&" : "?", f->schema);
-	return 0;
+	return fixture_setup(state, "faults", "", 1);
 }
 
 static int teardown(void **state)
 {
-	fixture *f = *state;
-	if (f->pg) {
-		PGconn *c = PQconnectdb(getenv("STARFORGE_TEST_PG"));
-		char sql[96];
-		snprintf(sql, sizeof sql, "DROP SCHEMA IF EXISTS %s CASCADE", f->schema);
-		PQclear(PQexec(c, "SET client_min_messages = warning"));
-		PQclear(PQexec(c, sql));
-		PQfinish(c);
-	}
-	const char *suffixes[] = { "", "-wal", "-shm" };
-	char path[sizeof f->path + 8];
-	for (int i = 0; !f->pg && i < 3; i++) {
-		snprintf(path, sizeof path, "%s%s", f->path, suffixes[i]);
-		unlink(path);
-	}
-	unlink(f->seam);
-	rmdir(f->dir);
-	free(f);
-	return 0;
+	return fixture_teardown(state);
 }
 
 /* Inserts job "job_<n>" with `params` as its params; returns the store's code. */
@@ -234,7 +190,7 @@ static void test_not_faults(void **state)
 	assert_non_null(s);
 	assert_int_equal(insert(s, 1, "{}", &err), 0);
 	assert_int_equal(insert(s, 1, "{}", &err), SF_EINVAL); /* the id is taken */
-	assert_int_equal(store_job_succeeded(s, "job_1", NULL, 0, &err), SF_ERANGE);
+	assert_int_equal(store_job_succeeded(s, "job_1", NULL, NULL, 0, &err), SF_ERANGE);
 	assert_int_equal(store_job_started(s, "job_404", &err), SF_EINVAL);
 	assert_int_equal(store_write_fault(s, NULL), STORE_OK);
 	assert_int_equal(store_simulate_fault(s, 7, &err), SF_EINVAL);

@@ -56,6 +56,11 @@
 #define EV_PING_MS 15000
 #endif
 
+/* How often the events of jobs running on other nodes are read from the
+ * store, and how many at most per read (see "jobs running on other nodes"). */
+#define EV_POLL_MS 250
+#define EV_POLL_BATCH 256
+
 /* The first bytes of every stream: how long an EventSource waits before reconnecting. */
 static const char preamble[] = "retry: 3000\n\n";
 static const char ping_comment[] = ": ping\n\n";
@@ -209,6 +214,7 @@ struct ev_feed {
 	char job_id[40];
 	ev_log *log;
 	int ended; /* the job left the scheduler; its final event, if any, is logged */
+	int polling; /* a read of its events from the store is with the store thread */
 	ev_watcher *watchers;
 	ev_feed *prev, *next;
 };
@@ -229,6 +235,8 @@ struct ev_hub {
 	ev_feed *feeds;
 	int stopping;
 	uv_timer_t ping;
+	uv_timer_t poll; /* sched_shared: reads the events of jobs running elsewhere */
+	int open_handles; /* ping and poll, until closed */
 };
 
 static void on_ping(uv_timer_t *t)
@@ -241,6 +249,8 @@ static void on_ping(uv_timer_t *t)
 		}
 	}
 }
+
+static void on_poll(uv_timer_t *t);
 
 /* The service's hub; made on first use when `create`. NULL when out of memory. */
 static ev_hub *hub_of(service *svc, int create)
@@ -258,6 +268,12 @@ static ev_hub *hub_of(service *svc, int create)
 	h->ping.data = h;
 	uv_timer_start(&h->ping, on_ping, EV_PING_MS, EV_PING_MS);
 	uv_unref((uv_handle_t *)&h->ping); /* never what keeps the loop alive */
+	uv_timer_init(svc->loop, &h->poll);
+	h->poll.data = h;
+	if (svc->jobs && sched_shared(svc->jobs)) {
+		uv_timer_start(&h->poll, on_poll, EV_POLL_MS, EV_POLL_MS);
+		uv_unref((uv_handle_t *)&h->poll);
+	}
 	svc->events = h;
 	return h;
 }
@@ -310,15 +326,12 @@ static double finite_or_zero(double x)
 
 /*
  * One event as SSE text ("id: ...", "event: ...", "data: <JSON>", blank
- * line), malloc'ed with its length in *len; consumes `data`. NULL when out
- * of memory. The JSON is compact, so it never holds a newline.
+ * line), malloc'ed with its length in *len: from compact JSON text (which
+ * never holds a newline), or from `data`, which format_event consumes.
+ * NULL when out of memory.
  */
-static char *format_event(int64_t id, const char *name, json_t *data, size_t *len)
+static char *format_event_text(int64_t id, const char *name, const char *json, size_t *len)
 {
-	char *json = data ? sf_json_dumps(data, JSON_COMPACT) : NULL;
-	json_decref(data);
-	if (!json)
-		return NULL;
 	size_t cap = strlen(json) + strlen(name) + 64;
 	char *text = malloc(cap);
 	if (text) {
@@ -326,6 +339,16 @@ static char *format_event(int64_t id, const char *name, json_t *data, size_t *le
 				 name, json);
 		*len = (size_t)n;
 	}
+	return text;
+}
+
+static char *format_event(int64_t id, const char *name, json_t *data, size_t *len)
+{
+	char *json = data ? sf_json_dumps(data, JSON_COMPACT) : NULL;
+	json_decref(data);
+	if (!json)
+		return NULL;
+	char *text = format_event_text(id, name, json, len);
 	free(json);
 	return text;
 }
@@ -482,16 +505,35 @@ void events_progress(service *svc, const char *job_id, const ga_generation *gen)
 	ev_feed *f = h ? feed_find(h, job_id) : NULL;
 	if (h && !f)
 		f = feed_new(h, job_id);
-	if (!f || f->ended)
+	/* A job rescued from another node reports again what its watchers here
+	 * may have read from the store already: its generations are the same. */
+	if (!f || f->ended || gen->generation <= ev_log_last_id(f->log))
 		return;
-	json_t *data =
-		json_pack("{s:s, s:i, s:i, s:f, s:f, s:i, s:I}", "job_id", job_id, "generation",
-			  gen->generation, "of", gen->generations, "best",
-			  finite_or_zero(gen->best), "mean", finite_or_zero(gen->mean), "at_best",
-			  gen->at_best, "evaluations", (json_int_t)gen->evaluations);
+	char *data = sched_progress_json(job_id, gen);
 	size_t len = 0;
-	char *text = format_event(gen->generation, "progress", data, &len);
+	char *text = data ? format_event_text(gen->generation, "progress", data, &len) : NULL;
+	free(data);
 	feed_append(f, gen->generation, text, len);
+}
+
+/*
+ * Ends feed `f`: appends the final event when `job` (the job's row, or
+ * NULL) is in a final state, then lets each stream end once it has read the
+ * rest (at once when there is none).
+ */
+static void feed_end(ev_hub *h, ev_feed *f, const store_job *job)
+{
+	if (job && is_final(job->state)) {
+		size_t len = 0;
+		int64_t id;
+		char *text = final_event(job, &len, &id);
+		feed_append(f, id, text, len);
+	}
+	f->ended = 1;
+	if (f->watchers)
+		wake_all(f); /* each stream ends once it has read the rest */
+	else
+		feed_free(h, f);
 }
 
 void events_job_ended(service *svc, const char *job_id)
@@ -503,20 +545,93 @@ void events_job_ended(service *svc, const char *job_id)
 	store_job job = { 0 };
 	sf_err err = { 0 };
 	int found = store_get_job(svc->reader, job_id, &job, &err);
-	if (found == 1 && is_final(job.state)) {
-		size_t len = 0;
-		int64_t id;
-		char *text = final_event(&job, &len, &id);
-		feed_append(f, id, text, len);
-	} else if (found < 0) {
+	if (found < 0)
 		log_error("job %s: events: store: %s", job_id, err.msg);
-	}
+	feed_end(h, f, found == 1 ? &job : NULL);
 	store_job_clear(&job);
-	f->ended = 1;
-	if (f->watchers)
-		wake_all(f); /* each stream ends once it has read the rest */
-	else
-		feed_free(h, f);
+}
+
+/* ---- jobs running on other nodes (sched_shared) ---- */
+
+/*
+ * A job watched here but running on another node (or queued, not yet
+ * claimed) gets its events from the store, where its node appends them with
+ * each renewal of its lease (every second): every EV_POLL_MS the hub reads,
+ * on the store thread, the job's row and then its events after the last one
+ * logged here, appends them to the feed and, once the row is final and
+ * every event has been read, the final event. A job that starts running
+ * here feeds itself (events_progress) and is not read any more.
+ */
+typedef struct poll_op {
+	storeq_op op;
+	service *svc;
+	char job_id[40];
+	int64_t after;
+	store_job job;
+	int found;
+	store_event events[EV_POLL_BATCH];
+	int n;
+} poll_op;
+
+static void poll_run(store *st, storeq_op *op)
+{
+	poll_op *p = (poll_op *)op;
+	/* The row first: when it is final, every event was written before it. */
+	p->found = store_get_job(st, p->job_id, &p->job, &op->err);
+	op->rc = p->found < 0 ? p->found
+			      : store_job_events(st, p->job_id, p->after, EV_POLL_BATCH, p->events,
+						 &p->n, &op->err);
+}
+
+static void poll_done(storeq_op *op)
+{
+	poll_op *p = (poll_op *)op;
+	ev_hub *h = p->svc->events;
+	ev_feed *f = h && !h->stopping ? feed_find(h, p->job_id) : NULL;
+	if (f)
+		f->polling = 0;
+	if (op->rc < 0 && f)
+		log_error("job %s: events: store: %s", p->job_id, op->err.msg);
+	if (f && !op->rc && !f->ended) {
+		for (int i = 0; i < p->n; i++) {
+			if (p->events[i].id <= ev_log_last_id(f->log))
+				continue;
+			size_t len = 0;
+			char *text = format_event_text(p->events[i].id, "progress",
+						       p->events[i].data, &len);
+			feed_append(f, p->events[i].id, text, len);
+		}
+		if (p->found == 1 && is_final(p->job.state) && p->n < EV_POLL_BATCH)
+			feed_end(h, f, &p->job);
+	}
+	for (int i = 0; i < p->n; i++)
+		store_event_clear(&p->events[i]);
+	store_job_clear(&p->job);
+	free(p);
+}
+
+static void on_poll(uv_timer_t *t)
+{
+	ev_hub *h = t->data;
+	service *svc = h->svc;
+	if (h->stopping || !svc->writer || !svc->jobs)
+		return;
+	for (ev_feed *f = h->feeds; f; f = f->next) {
+		if (!f->watchers || f->ended || f->polling ||
+		    sched_local(svc->jobs, f->job_id) != SCHED_NOT_HERE)
+			continue;
+		poll_op *p = calloc(1, sizeof *p);
+		if (!p)
+			return;
+		p->svc = svc;
+		snprintf(p->job_id, sizeof p->job_id, "%s", f->job_id);
+		p->after = ev_log_last_id(f->log);
+		p->op.run = poll_run;
+		p->op.done = poll_done;
+		p->op.writes = STOREQ_READ;
+		f->polling = 1;
+		storeq_submit(svc->writer, &p->op);
+	}
 }
 
 void events_stop(service *svc)
@@ -526,13 +641,16 @@ void events_stop(service *svc)
 		return;
 	h->stopping = 1;
 	uv_timer_stop(&h->ping);
+	uv_timer_stop(&h->poll);
 	for (ev_feed *f = h->feeds; f; f = f->next)
 		wake_all(f);
 }
 
 static void hub_closed(uv_handle_t *handle)
 {
-	free(handle->data);
+	ev_hub *h = handle->data;
+	if (--h->open_handles == 0)
+		free(h);
 }
 
 void events_free(service *svc)
@@ -551,5 +669,7 @@ void events_free(service *svc)
 		}
 		feed_free(h, f);
 	}
+	h->open_handles = 2;
+	uv_close((uv_handle_t *)&h->poll, hub_closed);
 	uv_close((uv_handle_t *)&h->ping, hub_closed);
 }

@@ -1,8 +1,7 @@
 /*
  * resources.c - uploaded resources of every type a registered kind declares
  * (core/kinds.h, sf_resource_kind; racetrack's experience models at
- * /v1/px-models), and the resource callback through which a job's
- * generator reads them.
+ * /v1/px-models).
  *
  * An upload is validated whole by its kind (sf_resource_kind.validate, for
  * experience models the same parsers a job uses), so a stored resource
@@ -12,11 +11,10 @@
  * second upload is 409), so the answer never changes and may be cached for
  * a year. Nothing here knows a type by name: the routes carry their
  * sf_resource_kind (route.arg, set up in service.c). Every handler runs on
- * the loop thread with the writer handle; res_fetch() runs on workers.
+ * the loop thread; an upload is written by the store thread (storeq.h).
+ * Generators read resources through server/jobs/res_pool.c.
  */
-#include "resources.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,86 +25,6 @@
 #include "service.h"
 
 #define RES_MAX_AGE "public, max-age=31536000, immutable"
-
-/* ---- the resource callback ---- */
-
-struct res_pool {
-	char db_path[1024];
-	pthread_key_t reader; /* each worker thread's read-only store */
-};
-
-static void close_reader(void *s)
-{
-	store_close(s);
-}
-
-res_pool *res_pool_new(const char *db_path)
-{
-	res_pool *p = calloc(1, sizeof *p);
-	if (!p)
-		return NULL;
-	if (pthread_key_create(&p->reader, close_reader)) {
-		free(p);
-		return NULL;
-	}
-	snprintf(p->db_path, sizeof p->db_path, "%s", db_path);
-	return p;
-}
-
-void res_pool_free(res_pool *p)
-{
-	if (!p)
-		return;
-	store_close(pthread_getspecific(p->reader));
-	pthread_setspecific(p->reader, NULL);
-	pthread_key_delete(p->reader);
-	free(p);
-}
-
-/* The calling thread's read-only handle, opened on first use; NULL on failure (logged). */
-static store *reader_of(res_pool *p)
-{
-	store *s = pthread_getspecific(p->reader);
-	if (!s) {
-		sf_err err = { 0 };
-		s = store_open(p->db_path, STORE_READONLY, &err);
-		if (!s)
-			log_error("resources: opening a reader: %s", err.msg);
-		if (!s || pthread_setspecific(p->reader, s)) {
-			store_close(s);
-			return NULL;
-		}
-	}
-	return s;
-}
-
-char *res_fetch(void *ctx, const char *type, const char *name, size_t *len)
-{
-	if (!ctx || !type || !name)
-		return NULL;
-	store *s = reader_of(ctx);
-	char *format = NULL, *body = NULL;
-	sf_err err = { 0 };
-	if (!s || store_get_resource(s, type, name, &format, &body, &err)) {
-		if (s)
-			log_error("resources: reading %s '%s': %s", type, name, err.msg);
-		return NULL;
-	}
-	free(format);
-	if (body && len)
-		*len = strlen(body);
-	return body;
-}
-
-int res_exists(store *db, const char *type, const char *name, sf_err *err)
-{
-	char *format = NULL, *body = NULL;
-	int rc = store_get_resource(db, type, name, &format, &body, err);
-	int found = body != NULL;
-	free(format);
-	free(body);
-	return rc ? rc : found;
-}
 
 /* ---- handlers ---- */
 
@@ -184,6 +102,10 @@ static void upload_done(storeq_op *op)
 				"a %s named '%s' exists already (uploads are immutable: "
 				"upload under another name)",
 				rk->what, u->name);
+		json_decref(u->summary);
+	} else if (op->rc == SF_EINVAL) {
+		snprintf(type, sizeof type, "invalid-%s", rk->slug);
+		respond_problem(r, 422, type, rk->title, NULL, "the body is not UTF-8 text");
 		json_decref(u->summary);
 	} else if (op->rc) {
 		respond_store_error(u->svc, r, op->rc, &op->err, "the upload could not be stored");

@@ -251,7 +251,6 @@ void respond_store_error(service *svc, http_req *r, int rc, const sf_err *err,
 				"%s: the database cannot be written now, so nothing was recorded; "
 				"retry later (%s)",
 				what, err->msg);
-	jobs_storage_watch(svc);
 }
 
 static void healthz(service *svc, http_req *r, const route_match *m)
@@ -267,23 +266,24 @@ static void readyz(service *svc, http_req *r, const route_match *m)
 	(void)m;
 	int version = store_version(svc->reader);
 	int migrated = version == store_backend_latest_version(svc->reader);
-	int room = svc->queued < svc->cfg.max_queue;
-	/* A store that cannot write (store.h) is probed every second (jobs.c). */
+	int queued = sched_queued(svc->jobs);
+	int room = queued < svc->cfg.max_queue;
+	/* A store that cannot write (store.h) is probed every second (sched.c). */
 	const char *fault_msg;
 	int fault = storeq_fault(svc->writer, &fault_msg);
-	jobs_storage_watch(svc);
 	int ready = migrated && room && !svc->stopping && fault == STORE_OK;
 	const char *h[] = { "Cache-Control", "no-store", NULL };
 	respond_json(r, ready ? 200 : 503,
-		     json_pack("{s:s, s:{s:b, s:i, s:b, s:i, s:i, s:b, s:s, s:o}}", "status",
+		     json_pack("{s:s, s:{s:b, s:i, s:b, s:i, s:i, s:b, s:s, s:o, s:s, s:s}}", "status",
 			       ready ? "ready" : "not ready", "checks", "database", version > 0,
 			       "schema_version", version, "migrations_applied", migrated, "queued",
-			       svc->queued, "max_queue", svc->cfg.max_queue, "stopping",
+			       queued, "max_queue", svc->cfg.max_queue, "stopping",
 			       svc->stopping, "storage",
 			       fault == STORE_FULL         ? "full"
 			       : fault == STORE_UNWRITABLE ? "unwritable"
 							   : "ok",
-			       "storage_error", fault ? json_string(fault_msg) : json_null()),
+			       "storage_error", fault ? json_string(fault_msg) : json_null(),
+			       "backend", store_backend(svc->reader), "node", svc->cfg.node),
 		     h);
 }
 
@@ -500,6 +500,24 @@ static void flush_log(uv_timer_t *t)
 	fflush(stderr);
 }
 
+/* The scheduler's hooks (sched.h): progress and ends feed the event streams. */
+static void on_job_progress(void *arg, const char *job_id, const ga_generation *gen)
+{
+	events_progress(arg, job_id, gen);
+}
+
+static void on_job_ended(void *arg, const char *job_id)
+{
+	events_job_ended(arg, job_id);
+}
+
+static void on_jobs_stopped(void *arg)
+{
+	service *svc = arg;
+	if (svc->stopping)
+		service_stop(svc);
+}
+
 /* The store thread has answered every operation: a stop may be waiting for that. */
 static void on_store_idle(void *arg)
 {
@@ -533,8 +551,11 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 		return rc;
 	}
 	log_info("serve: database %s at schema version %d", cfg->db_path, store_version(writer));
-	/* The pending jobs are requeued before anything else may write. */
-	rc = jobs_resume_pending(svc, writer, err);
+	/* SQLite: this is the one process on the file, so every job it has
+	 * running died with an earlier process: back to queued, before anything
+	 * else may write. PostgreSQL: other nodes may be running them; expired
+	 * leases are rescued instead (sched.h). */
+	rc = strcmp(store_backend(writer), "sqlite") ? 0 : sched_requeue_all(writer, err);
 	if (rc || !(svc->reader = store_open(cfg->db_path, STORE_READONLY, err)) ||
 	    !(svc->writer = storeq_start(loop, writer, err))) {
 		store_close(writer);
@@ -555,14 +576,25 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 	/* stderr is block-buffered (cmd_serve.c): flush it four times a second. */
 	uv_timer_init(loop, &svc->log_flush);
 	uv_timer_start(&svc->log_flush, flush_log, 250, 250);
-	uv_async_init(loop, &svc->progress_async, jobs_on_progress);
-	svc->progress_async.data = svc;
+	sched_config sc = { .workers = cfg->workers,
+			    .job_threads = cfg->job_threads,
+			    .job_timeout_s = cfg->job_timeout_s,
+			    .lease_ms = cfg->lease_ms,
+			    .max_lost = SERVICE_MAX_LOST };
+	snprintf(sc.node, sizeof sc.node, "%s", cfg->node);
+	sched_hooks hooks = { .progress = on_job_progress,
+			      .ended = on_job_ended,
+			      .stopped = on_jobs_stopped,
+			      .arg = svc };
+	if (!(svc->jobs = sched_new(loop, svc->writer, svc->reader, &sc, &hooks, svc->metrics,
+				    svc->evals, svc->resources)))
+		return sf_err_set(err, SF_ENOMEM, "out of memory for the scheduler");
 	uv_signal_init(loop, &svc->sigterm);
 	uv_signal_init(loop, &svc->sigint);
 	svc->sigterm.data = svc->sigint.data = svc;
 	uv_signal_start(&svc->sigterm, on_signal, SIGTERM);
 	uv_signal_start(&svc->sigint, on_signal, SIGINT);
-	jobs_start(svc);
+	sched_start(svc->jobs);
 	http_config hc = { .listen_fds = cfg->listen_fds,
 			   .nlisten = cfg->nlisten,
 			   .max_body = cfg->max_body,
@@ -575,8 +607,8 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 	if (!(svc->http = http_server_new(loop, &hc, err)))
 		return err->code;
 	access_log(svc);
-	log_info("serve: listening on %s (workers %d, max queue %d)", cfg->listen_urls,
-		 cfg->workers, cfg->max_queue);
+	log_info("serve: listening on %s (workers %d, max queue %d, node %s, lease %d ms)",
+		 cfg->listen_urls, cfg->workers, cfg->max_queue, cfg->node, cfg->lease_ms);
 	fflush(stderr);
 	return 0;
 }
@@ -590,7 +622,6 @@ static void close_handle(uv_handle_t *h)
 static void on_http_closed(void *arg)
 {
 	service *svc = arg;
-	close_handle((uv_handle_t *)&svc->progress_async);
 	close_handle((uv_handle_t *)&svc->log_flush);
 	close_handle((uv_handle_t *)&svc->sigterm);
 	close_handle((uv_handle_t *)&svc->sigint);
@@ -603,9 +634,10 @@ static void on_http_closed(void *arg)
 	svc->evals = NULL;
 	res_pool_free(svc->resources);
 	svc->resources = NULL;
+	sched_free(svc->jobs); /* its timers; nothing runs: service_stop waited */
+	svc->jobs = NULL;
 	storeq_stop(svc->writer); /* nothing is pending: service_stop waited */
 	svc->writer = NULL;
-	jobs_free_queue(svc);
 	events_free(svc);
 	rcache_free(svc->responses);
 	svc->responses = NULL;
@@ -626,11 +658,12 @@ void service_stop(service *svc)
 		if (svc->http)
 			http_server_quiesce(svc->http);
 		events_stop(svc); /* watchers must not hold the stop up */
-		jobs_stop_all(svc);
+		if (svc->jobs)
+			sched_stop(svc->jobs);
 	}
 	/* Finish once every running job is back and the store thread has
 	 * answered everything (jobs.c and on_store_idle call again). */
-	if (svc->nrunning || svc->evaluations_running || svc->checks_running || !svc->http ||
+	if ((svc->jobs && sched_running(svc->jobs)) || svc->evaluations_running || svc->checks_running || !svc->http ||
 	    (svc->writer && storeq_pending(svc->writer)))
 		return;
 	http_server *h = svc->http;

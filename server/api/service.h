@@ -22,7 +22,8 @@
 #include "../base/log.h"
 #include "../base/metrics.h"
 #include "../http/rcache.h"
-#include "resources.h"
+#include "../jobs/res_pool.h"
+#include "../jobs/sched.h"
 #include "../http/routes.h"
 #include "../store/store.h"
 #include "../store/storeq.h"
@@ -47,6 +48,10 @@ typedef struct service_config {
 	 * connections open at once (in all, per client address; 0: no per-address
 	 * limit), and how long a connection may take to deliver a request. */
 	int job_timeout_s;
+	/* The lease a node holds a running job under (sched.h), in ms, and
+	 * this node's name, the owner of its leases. */
+	int lease_ms;
+	char node[64];
 	unsigned max_connections, max_connections_per_ip, connection_timeout_s;
 	/* access.c; both owned by the caller of service_start, and outliving the service */
 	const auth_tokens *tokens; /* NULL: no route needs a token */
@@ -54,8 +59,10 @@ typedef struct service_config {
 	const cors_policy *cors;   /* NULL: no CORS headers, and OPTIONS is a 405 */
 } service_config;
 
-typedef struct job_rt job_rt;
 typedef struct ev_hub ev_hub;
+
+/* A job that lost its node this many times fails (sched.h, store_rescue_expired). */
+#define SERVICE_MAX_LOST 3
 
 typedef struct service {
 	uv_loop_t *loop;
@@ -71,7 +78,6 @@ typedef struct service {
 	metrics *metrics;
 	http_server *http;
 	uv_signal_t sigterm, sigint;
-	uv_async_t progress_async; /* workers: "some job has progress" */
 	uv_timer_t log_flush;      /* stderr is block-buffered; flushed on this tick */
 	rcache *responses;         /* bodies of immutable answers (levels, evaluations) */
 	evalcache *evals;          /* the lattice search's side of the evaluation cache */
@@ -82,18 +88,8 @@ typedef struct service {
 	/* access.c: each route's ACCESS_* class, parallel to routes */
 	unsigned char *route_access;
 	int stopping;
-	/* jobs.c */
-	job_rt *queue_head, *queue_tail; /* waiting, oldest first */
-	int queued;
-	int submitting; /* accepted requests whose insert is with the store thread */
-	job_rt *running; /* list of running jobs */
-	int nrunning;
-	/* jobs.c: while the store cannot write (store.h), a timer probes it and
-	 * retries what waits: outcomes of finished jobs, the next start. */
-	uv_timer_t store_retry;
-	int store_retry_ready; /* store_retry is initialised */
-	int awaiting_store;    /* running jobs whose outcome waits for the store */
-	int store_probing;     /* a probe of the store is with the store thread */
+	sched *jobs;    /* the scheduler: claims, runs and records jobs */
+	int submitting; /* jobs.c: accepted requests whose insert is with the store thread */
 	/* evaluations.c */
 	int evaluations_running;
 	/* checks.c */
@@ -221,33 +217,17 @@ void resources_list(service *svc, http_req *r, const route_match *m);
  * Events (an event per generation, then a final one); see events.c.
  */
 void events_stream(service *svc, http_req *r, const route_match *m);
-/* events.c, from jobs.c on the loop thread: a generation of a queued or
- * running job, in the order the generator reported them. */
+/* events.c, from the scheduler on the loop thread: a generation of a job
+ * running here, in the order the generator reported them. */
 void events_progress(service *svc, const char *job_id, const ga_generation *gen);
-/* events.c, from jobs.c: the job left the scheduler (ended, or could not
- * start) and the store has its state; appends the final event when that
+/* events.c, from the scheduler and jobs.c: the job is final in the store
+ * (or could not start); appends the final event when that
  * state is final and ends the job's streams once they have read it. */
 void events_job_ended(service *svc, const char *job_id);
 /* events.c: at the start of a stop: ends every stream (no new ones start). */
 void events_stop(service *svc);
 /* events.c: once the HTTP server is closed: frees the feeds and the hub. */
 void events_free(service *svc);
-
-/*
- * jobs.c, at start, before the store thread takes `writer`: queues the jobs
- * the store says are pending (store_pending_jobs). jobs_start then starts
- * them, once svc->writer runs.
- */
-int jobs_resume_pending(service *svc, store *writer, sf_err *err);
-void jobs_start(service *svc);
-void jobs_on_progress(uv_async_t *a);
-/* jobs.c: ask every running job to stop at its next generation and be requeued. */
-void jobs_stop_all(service *svc);
-/* jobs.c: drop the in-memory queue at exit (the store keeps the jobs queued). */
-void jobs_free_queue(service *svc);
-/* jobs.c: while the store reports a fault (store_write_fault()), probe it
- * every second, so that it is seen to recover (readyz calls this). */
-void jobs_storage_watch(service *svc);
 
 /* ---- access: bearer tokens and CORS (access.c) ---- */
 

@@ -19,7 +19,7 @@ static const char usage[] =
 	"usage: starforge serve [--listen HOST:PORT] [--db PATH] [--workers N] [--max-queue N]\n"
 	"                       [--job-threads N] [--eval-budget N] [--job-timeout S]\n"
 	"                       [--max-connections N] [--max-connections-per-ip N]\n"
-	"                       [--connection-timeout S]\n"
+	"                       [--connection-timeout S] [--lease-seconds S] [--node NAME]\n"
 	"                       [--token-file PATH [--auth-reads]] [--cors-origin ORIGIN]...\n"
 	"                       [--log-format text|json]\n"
 	"\n"
@@ -38,7 +38,10 @@ static const char usage[] =
 	"                      port 0 picks a free one. Bound before the database is\n"
 	"                      opened; a value that cannot be bound exits 2 (1 when\n"
 	"                      the port is in use or needs privileges)\n"
-	"  --db PATH           SQLite database (STARFORGE_DB; default ./data/starforge.db)\n"
+	"  --db PATH|URI       the database (STARFORGE_DB; default ./data/starforge.db):\n"
+	"                      a SQLite file, for one process, or a PostgreSQL\n"
+	"                      connection URI (postgresql://USER@HOST:PORT/DB?...),\n"
+	"                      which any number of nodes may share\n"
 	"  --workers N         jobs running at once, 1..256 (STARFORGE_WORKERS; default:\n"
 	"                      online CPUs)\n"
 	"  --max-queue N       jobs waiting at most, 1..100000 (STARFORGE_MAX_QUEUE;\n"
@@ -60,6 +63,12 @@ static const char usage[] =
 	"  --connection-timeout S  seconds a connection may stay silent, or take to\n"
 	"                      send a whole request, 1..3600\n"
 	"                      (STARFORGE_CONNECTION_TIMEOUT; default 30)\n"
+	"  --lease-seconds S   how long a node holds a running job without renewing its\n"
+	"                      lease, 1..3600 (STARFORGE_LEASE_SECONDS; default 30):\n"
+	"                      on PostgreSQL, a job whose node died runs again\n"
+	"                      elsewhere about this long after (docs/operations.md)\n"
+	"  --node NAME         this node's name in leases and logs, 1..40 of A-Z a-z\n"
+	"                      0-9 . _ : - (STARFORGE_NODE; default HOSTNAME-PID)\n"
 	"  --token-file PATH   bearer tokens, one per line, 16..256 printable ASCII\n"
 	"                      characters without spaces; blank lines and # comments\n"
 	"                      are ignored (STARFORGE_TOKEN_FILE; default: none). With\n"
@@ -91,6 +100,8 @@ enum {
 	OPT_MAX_CONNECTIONS,
 	OPT_MAX_CONNECTIONS_PER_IP,
 	OPT_CONNECTION_TIMEOUT,
+	OPT_LEASE_SECONDS,
+	OPT_NODE,
 	OPT_TOKEN_FILE,
 	OPT_AUTH_READS,
 	OPT_CORS_ORIGIN,
@@ -112,6 +123,8 @@ static const struct {
 	[OPT_MAX_CONNECTIONS_PER_IP] = { "--max-connections-per-ip",
 					 "STARFORGE_MAX_CONNECTIONS_PER_IP" },
 	[OPT_CONNECTION_TIMEOUT] = { "--connection-timeout", "STARFORGE_CONNECTION_TIMEOUT" },
+	[OPT_LEASE_SECONDS] = { "--lease-seconds", "STARFORGE_LEASE_SECONDS" },
+	[OPT_NODE] = { "--node", "STARFORGE_NODE" },
 	[OPT_TOKEN_FILE] = { "--token-file", "STARFORGE_TOKEN_FILE" },
 	[OPT_AUTH_READS] = { "--auth-reads", "STARFORGE_AUTH_READS" },
 	[OPT_CORS_ORIGIN] = { "--cors-origin", "STARFORGE_CORS_ORIGIN" },
@@ -172,6 +185,7 @@ static const struct {
 	{ OPT_MAX_CONNECTIONS, 1, 100000 },
 	{ OPT_MAX_CONNECTIONS_PER_IP, 0, 100000 },
 	{ OPT_CONNECTION_TIMEOUT, 1, 3600 },
+	{ OPT_LEASE_SECONDS, 1, 3600 },
 };
 #define NINT (sizeof int_options / sizeof int_options[0])
 
@@ -319,6 +333,7 @@ int cli_serve(int argc, char **argv)
 	v[OPT_MAX_CONNECTIONS] = 1024;
 	v[OPT_MAX_CONNECTIONS_PER_IP] = 0;
 	v[OPT_CONNECTION_TIMEOUT] = 30;
+	v[OPT_LEASE_SECONDS] = 30;
 	if (int_values(args, v))
 		return CLI_USAGE;
 	cfg.workers = (int)v[OPT_WORKERS];
@@ -328,6 +343,7 @@ int cli_serve(int argc, char **argv)
 	cfg.max_connections = (unsigned)v[OPT_MAX_CONNECTIONS];
 	cfg.max_connections_per_ip = (unsigned)v[OPT_MAX_CONNECTIONS_PER_IP];
 	cfg.connection_timeout_s = (unsigned)v[OPT_CONNECTION_TIMEOUT];
+	cfg.lease_ms = (int)v[OPT_LEASE_SECONDS] * 1000;
 	cfg.eval_budget = 5e8;
 	cfg.max_body = 64 * 1024;
 	snprintf(cfg.db_path, sizeof cfg.db_path, "./data/starforge.db");
@@ -338,6 +354,22 @@ int cli_serve(int argc, char **argv)
 			return bad_setting(&s, "is empty or longer than %zu bytes",
 					   sizeof cfg.db_path - 1);
 		snprintf(cfg.db_path, sizeof cfg.db_path, "%s", s.value);
+	}
+	if ((s = pick(args, OPT_NODE)).value) {
+		size_t n = strspn(s.value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+					   "0123456789._:-");
+		if (!*s.value || s.value[n] || n > 40)
+			return bad_setting(&s, "is not 1..40 of A-Z a-z 0-9 . _ : -");
+		snprintf(cfg.node, sizeof cfg.node, "%s", s.value);
+	} else {
+		char host[64] = "";
+		if (gethostname(host, sizeof host - 1) || !*host)
+			snprintf(host, sizeof host, "node");
+		host[20] = '\0'; /* room for the pid */
+		for (char *c = host; *c; c++)
+			if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-", *c))
+				*c = '_';
+		snprintf(cfg.node, sizeof cfg.node, "%s-%ld", host, (long)getpid());
 	}
 	if ((s = pick(args, OPT_EVAL_BUDGET)).value) {
 		char *end;
@@ -405,7 +437,7 @@ int cli_serve(int argc, char **argv)
 			listen_close(&listening);
 		store_close(svc.reader); /* the readers first (service.c, on_http_closed) */
 		storeq_stop(svc.writer); /* closes the writer */
-		jobs_free_queue(&svc);
+		sched_free(svc.jobs);
 		uv_run(loop, UV_RUN_NOWAIT); /* the handles those closed */
 		metrics_free(svc.metrics);
 		auth_free(tokens);

@@ -5,12 +5,16 @@
  * job state names and the functions that free rows.
  *
  * A NULL store is answered here, with the message each back end would give
- * for it, so that back ends never see one. Everything else (argument
- * checks, the output arguments' values on failure) is the back end's, as
- * store.h describes.
+ * for it, so that back ends never see one; so are the argument checks that
+ * do not depend on a back end (store_impl.h lists them), once, before the
+ * call reaches one, and the helpers both back ends use. Everything else
+ * (the rest of the argument checks, the output arguments' values on
+ * failure) is the back end's, as store.h describes.
  */
 #include "store.h"
 
+#include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +55,15 @@ void store_job_clear(store_job *job)
 	memset(job, 0, sizeof *job);
 }
 
+/* Frees e->data and zeroes e; NULL is a no-op. */
+void store_event_clear(store_event *e)
+{
+	if (!e)
+		return;
+	free(e->data);
+	memset(e, 0, sizeof *e);
+}
+
 /* Frees the strings of `res` and zeroes it; NULL is a no-op. */
 void store_resource_clear(store_resource *res)
 {
@@ -61,6 +74,165 @@ void store_resource_clear(store_resource *res)
 	free(res->summary);
 	free(res->body);
 	memset(res, 0, sizeof *res);
+}
+
+/* ---- what the back ends share (store_impl.h) ---- */
+
+/* Checks the migration table of an open: see store__check_open(). */
+static int check_migrations(const sf_embedded *m, size_t count, sf_err *err)
+{
+	if (count > 9999 || (count && !m))
+		return sf_err_set(err, SF_EINVAL, "migration table: %zu entries, allowed 0..9999",
+				  count);
+	for (size_t i = 0; i < count; i++) {
+		const char *name = m[i].name ? m[i].name : "(unnamed)";
+		const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+		size_t len = strlen(base);
+		int version = 0, ok = len > 9 && base[4] == '_' && !strcmp(base + len - 4, ".sql");
+		for (int d = 0; ok && d < 4; d++) {
+			ok = base[d] >= '0' && base[d] <= '9';
+			version = version * 10 + (base[d] - '0');
+		}
+		if (!ok)
+			return sf_err_set(err, SF_EINVAL,
+					  "migration %s: the name must read NNNN_name.sql", name);
+		if (version != (int)i + 1)
+			return sf_err_set(err, SF_EINVAL,
+					  "migration %s: version %d where %zu was expected "
+					  "(numbered from 0001 without gaps, in order)",
+					  name, version, i + 1);
+		if (!m[i].data || strlen((const char *)m[i].data) != m[i].len)
+			return sf_err_set(err, SF_EINVAL,
+					  "migration %s: the text is missing or holds a NUL byte",
+					  name);
+	}
+	return 0;
+}
+
+/* The path (`what`: "path", "URI"), the mode and the migration table of an open. */
+int store__check_open(const char *path, const char *what, int mode,
+		      const sf_embedded *migrations, size_t count, sf_err *err)
+{
+	if (!path || !*path)
+		return sf_err_set(err, SF_EINVAL, "store_open: the database %s is empty", what);
+	if (mode != STORE_READWRITE && mode != STORE_READONLY)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_open: mode %d, allowed %d (read-write) or %d (read-only)",
+				  mode, STORE_READWRITE, STORE_READONLY);
+	return check_migrations(migrations, count, err);
+}
+
+/* The JSON array text of levels[].id (malloc'ed), or NULL when out of memory or not UTF-8. */
+char *store__level_ids_json(const store_level *levels, int nlevels)
+{
+	json_t *arr = json_array();
+	for (int i = 0; arr && i < nlevels; i++) {
+		if (json_array_append_new(arr, json_string(levels[i].id)) != 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	char *text = arr ? json_dumps(arr, JSON_COMPACT) : NULL;
+	json_decref(arr);
+	return text;
+}
+
+/* Valid UTF-8 as PostgreSQL checks it: no overlong forms, no surrogates, nothing past U+10FFFF. */
+int store__utf8_valid(const char *s)
+{
+	/* The least code point of each length, by continuation bytes: no overlong forms. */
+	static const unsigned int least[4] = { 0, 0x80, 0x800, 0x10000 };
+	const unsigned char *c = (const unsigned char *)s;
+	while (*c) {
+		unsigned int cp;
+		int more;
+		if (*c < 0x80) {
+			c++;
+			continue;
+		} else if (*c >= 0xc2 && *c <= 0xdf) {
+			cp = *c & 0x1f, more = 1;
+		} else if (*c >= 0xe0 && *c <= 0xef) {
+			cp = *c & 0x0f, more = 2;
+		} else if (*c >= 0xf0 && *c <= 0xf4) {
+			cp = *c & 0x07, more = 3;
+		} else {
+			return 0;
+		}
+		int n = more;
+		for (c++; more > 0; more--, c++) {
+			if ((*c & 0xc0) != 0x80) /* a NUL ends the loop here too */
+				return 0;
+			cp = cp << 6 | (*c & 0x3f);
+		}
+		if (cp < least[n] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+			return 0;
+	}
+	return 1;
+}
+
+/* The test seam's file, read now: "full", "readonly" or (anything else) no fault. */
+int store__fault_file_read(const char *path)
+{
+	char text[16] = "";
+	FILE *f = fopen(path, "r");
+	if (f) {
+		size_t n = fread(text, 1, sizeof text - 1, f);
+		text[n] = '\0';
+		fclose(f);
+	}
+	text[strcspn(text, "\r\n")] = '\0';
+	return !strcmp(text, "full")       ? STORE_FULL
+	       : !strcmp(text, "readonly") ? STORE_UNWRITABLE
+					   : STORE_OK;
+}
+
+/* Checks what store_job_succeeded() is given, before anything is written. */
+static int check_levels(const store_level *levels, int nlevels, sf_err *err)
+{
+	if (nlevels < 0 || (nlevels > 0 && !levels))
+		return sf_err_set(err, SF_EINVAL, "store_job_succeeded: %d levels", nlevels);
+	for (int i = 0; i < nlevels; i++) {
+		const store_level *lv = &levels[i];
+		if (!lv->id || !*lv->id || !lv->kind || !lv->doc)
+			return sf_err_set(err, SF_EINVAL,
+					  "store_job_succeeded: levels[%d] lacks id, kind or doc",
+					  i);
+		if (lv->ntags < 0 || lv->ntags > STORE_MAX_TAGS)
+			return sf_err_set(
+				err, SF_EINVAL,
+				"store_job_succeeded: level %s has %d tags, allowed 0..%d", lv->id,
+				lv->ntags, STORE_MAX_TAGS);
+		for (int t = 0; t < lv->ntags; t++)
+			if (!lv->tag_name[t])
+				return sf_err_set(
+					err, SF_EINVAL,
+					"store_job_succeeded: level %s, tag %d has no name", lv->id,
+					t);
+	}
+	return 0;
+}
+
+/* Checks the filters of store_list_levels(). */
+static int check_filters(const store_filter *filters, int nfilters, sf_err *err)
+{
+	if (nfilters < 0 || nfilters > STORE_MAX_FILTERS || (nfilters > 0 && !filters))
+		return sf_err_set(err, SF_EINVAL, "store_list_levels: %d filters, allowed 0..%d",
+				  nfilters, STORE_MAX_FILTERS);
+	for (int i = 0; i < nfilters; i++) {
+		const store_filter *f = &filters[i];
+		if (!f->name)
+			return sf_err_set(err, SF_EINVAL,
+					  "store_list_levels: filter %d has no name", i);
+		if (!f->text == !f->has_min)
+			return sf_err_set(err, SF_EINVAL,
+					  "store_list_levels: filter %s needs a text or a min, "
+					  "not both and not neither",
+					  f->name);
+		if (f->has_min && f->min != f->min)
+			return sf_err_set(err, SF_EINVAL,
+					  "store_list_levels: filter %s: min is NaN", f->name);
+	}
+	return 0;
 }
 
 /* ---- opening: the back end ---- */
@@ -127,8 +299,18 @@ int store_insert_job(store *s, store_job *job, const char *idem_key, const char 
 {
 	if (existing)
 		*existing = 0;
-	if (!s)
+	if (!s || !job)
 		return sf_err_set(err, SF_EINVAL, "store_insert_job: no store or job");
+	size_t idlen = strnlen(job->id, sizeof job->id);
+	if (idlen == 0 || idlen == sizeof job->id)
+		return sf_err_set(err, SF_EINVAL, "store_insert_job: job id of 1..%zu characters",
+				  sizeof job->id - 1);
+	if (!job->kind || !job->params)
+		return sf_err_set(err, SF_EINVAL, "store_insert_job: job %s lacks kind or params",
+				  job->id);
+	if (idem_key && !request_hash)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_insert_job: Idempotency-Key without a request hash");
 	return s->ops->insert_job(s, job, idem_key, request_hash, existing, err);
 }
 
@@ -144,8 +326,17 @@ int store_list_jobs(store *s, int state, const char *kind, int64_t before, int l
 {
 	if (n)
 		*n = 0;
-	if (!s)
+	if (!s || !n || (limit > 0 && !jobs))
 		return sf_err_set(err, SF_EINVAL, "store_list_jobs: no store, jobs or n");
+	if (state < -1 || state > JOB_CANCELLED)
+		return sf_err_set(err, SF_EINVAL, "store_list_jobs: state %d, allowed -1..%d",
+				  state, JOB_CANCELLED);
+	if (limit < 0 || before < 0)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_list_jobs: limit %d and before %lld must be >= 0", limit,
+				  (long long)before);
+	if (limit == 0)
+		return 0;
 	return s->ops->list_jobs(s, state, kind, before, limit, jobs, n, err);
 }
 
@@ -167,27 +358,167 @@ int store_job_progress(store *s, const char *id, int generation, int generations
 		 : no_store_transition(err);
 }
 
-int store_job_succeeded(store *s, const char *id, const store_level *levels, int nlevels,
-			sf_err *err)
+/* ---- leases (store.h) ---- */
+
+/* The longest lease: a day. */
+#define LEASE_MAX_MS 86400000
+
+/* The room of a node's name: store_fence.owner and store_job.lease_owner. */
+#define OWNER_ROOM sizeof(((store_fence *)NULL)->owner)
+
+/* Checks a node's name: 1..63 characters. */
+static int check_owner(const char *owner, const char *what, sf_err *err)
 {
-	return s ? s->ops->job_succeeded(s, id, levels, nlevels, err) : no_store_transition(err);
+	size_t len = owner ? strnlen(owner, OWNER_ROOM) : 0;
+	if (len == 0 || len == OWNER_ROOM)
+		return sf_err_set(err, SF_EINVAL, "%s: owner (the node's name) of 1..%zu characters",
+				  what, OWNER_ROOM - 1);
+	return 0;
 }
 
-int store_job_failed(store *s, const char *id, const char *error, sf_err *err)
+static int check_lease(int lease_ms, const char *what, sf_err *err)
+{
+	if (lease_ms < 1 || lease_ms > LEASE_MAX_MS)
+		return sf_err_set(err, SF_EINVAL, "%s: lease_ms %d, allowed 1..%d", what, lease_ms,
+				  LEASE_MAX_MS);
+	return 0;
+}
+
+/* Checks a fence, when there is one (NULL: an unfenced call). */
+static int check_fence(const store_fence *f, const char *what, sf_err *err)
+{
+	return f ? check_owner(f->owner, what, err) : 0;
+}
+
+int store_claim_job(store *s, const char *owner, int lease_ms, store_job *job, sf_err *err)
+{
+	if (!s || !job)
+		return sf_err_set(err, SF_EINVAL, "store_claim_job: no store or job");
+	int rc = check_owner(owner, "store_claim_job", err);
+	if (!rc)
+		rc = check_lease(lease_ms, "store_claim_job", err);
+	return rc ? rc : s->ops->claim_job(s, owner, lease_ms, job, err);
+}
+
+int store_job_heartbeat(store *s, const char *id, const store_fence *f, int lease_ms,
+			int generation, int generations, double best, int *cancel, sf_err *err)
+{
+	if (cancel)
+		*cancel = 0;
+	if (!s || !id || !f)
+		return sf_err_set(err, SF_EINVAL, "store_job_heartbeat: no store, id or fence");
+	int rc = check_fence(f, "store_job_heartbeat", err);
+	if (!rc)
+		rc = check_lease(lease_ms, "store_job_heartbeat", err);
+	return rc ? rc
+		  : s->ops->job_heartbeat(s, id, f, lease_ms, generation, generations, best,
+					  cancel, err);
+}
+
+int store_rescue_expired(store *s, int max_lost, store_rescued *out, int cap, int *n,
+			 sf_err *err)
+{
+	if (n)
+		*n = 0;
+	if (!s || !n || (cap > 0 && !out))
+		return sf_err_set(err, SF_EINVAL, "store_rescue_expired: no store, out or n");
+	if (max_lost < 1 || max_lost > 100)
+		return sf_err_set(err, SF_EINVAL, "store_rescue_expired: max_lost %d, allowed 1..100",
+				  max_lost);
+	if (cap < 0)
+		return sf_err_set(err, SF_EINVAL, "store_rescue_expired: cap %d must be >= 0", cap);
+	return cap ? s->ops->rescue_expired(s, max_lost, out, cap, n, err) : 0;
+}
+
+int store_request_cancel(store *s, const char *id, job_state *state, sf_err *err)
+{
+	if (!s || !id)
+		return sf_err_set(err, SF_EINVAL, "store_request_cancel: no store or id");
+	job_state ignored;
+	return s->ops->request_cancel(s, id, state ? state : &ignored, err);
+}
+
+/* ---- job events (store.h) ---- */
+
+/* The most events one append writes and one read returns. */
+#define EVENTS_MAX 1000
+
+int store_append_job_events(store *s, const char *id, const store_fence *f,
+			    const store_event *events, int n, sf_err *err)
+{
+	if (!s || !id)
+		return sf_err_set(err, SF_EINVAL, "store_append_job_events: no store or id");
+	if (n < 0 || n > EVENTS_MAX || (n > 0 && !events))
+		return sf_err_set(err, SF_EINVAL,
+				  "store_append_job_events: %d events, allowed 0..%d", n,
+				  EVENTS_MAX);
+	for (int i = 0; i < n; i++) {
+		if (events[i].id < 0 || !events[i].data)
+			return sf_err_set(err, SF_EINVAL,
+					  "store_append_job_events: event %d: id %lld (must be "
+					  ">= 0) or no data",
+					  i, (long long)events[i].id);
+		if (!store__utf8_valid(events[i].data))
+			return sf_err_set(err, SF_EINVAL,
+					  "store_append_job_events: event %lld: data is not UTF-8",
+					  (long long)events[i].id);
+	}
+	int rc = check_fence(f, "store_append_job_events", err);
+	return rc ? rc : s->ops->append_job_events(s, id, f, events, n, err);
+}
+
+int store_job_events(store *s, const char *id, int64_t after, int cap, store_event *out, int *n,
+		     sf_err *err)
+{
+	if (n)
+		*n = 0;
+	if (!s || !id || !out || !n)
+		return sf_err_set(err, SF_EINVAL, "store_job_events: no store, id, out or n");
+	if (cap < 1 || cap > EVENTS_MAX)
+		return sf_err_set(err, SF_EINVAL, "store_job_events: cap %d, allowed 1..%d", cap,
+				  EVENTS_MAX);
+	return s->ops->job_events(s, id, after, cap, out, n, err);
+}
+
+/* ---- the outcomes ---- */
+
+int store_job_succeeded(store *s, const char *id, const store_fence *f, const store_level *levels,
+			int nlevels, sf_err *err)
+{
+	int rc = check_levels(levels, nlevels, err);
+	if (!rc)
+		rc = check_fence(f, "store_job_succeeded", err);
+	if (rc)
+		return rc;
+	return s ? s->ops->job_succeeded(s, id, f, levels, nlevels, err)
+		 : no_store_transition(err);
+}
+
+int store_job_failed(store *s, const char *id, const store_fence *f, const char *error,
+		     sf_err *err)
 {
 	if (!error)
 		return sf_err_set(err, SF_EINVAL, "store_job_failed: no error message");
-	return s ? s->ops->job_failed(s, id, error, err) : no_store_transition(err);
+	int rc = check_fence(f, "store_job_failed", err);
+	if (rc)
+		return rc;
+	return s ? s->ops->job_failed(s, id, f, error, err) : no_store_transition(err);
 }
 
-int store_job_cancelled(store *s, const char *id, sf_err *err)
+int store_job_cancelled(store *s, const char *id, const store_fence *f, sf_err *err)
 {
-	return s ? s->ops->job_cancelled(s, id, err) : no_store_transition(err);
+	int rc = check_fence(f, "store_job_cancelled", err);
+	if (rc)
+		return rc;
+	return s ? s->ops->job_cancelled(s, id, f, err) : no_store_transition(err);
 }
 
-int store_job_requeue(store *s, const char *id, sf_err *err)
+int store_job_requeue(store *s, const char *id, const store_fence *f, sf_err *err)
 {
-	return s ? s->ops->job_requeue(s, id, err) : no_store_transition(err);
+	int rc = check_fence(f, "store_job_requeue", err);
+	if (rc)
+		return rc;
+	return s ? s->ops->job_requeue(s, id, f, err) : no_store_transition(err);
 }
 
 int store_pending_jobs(store *s, char (**ids)[40], size_t *n, sf_err *err)
@@ -224,8 +555,15 @@ int store_list_levels(store *s, const char *kind, const store_filter *filters, i
 {
 	if (n)
 		*n = 0;
-	if (!s)
+	if (!s || !n || (limit > 0 && !docs))
 		return sf_err_set(err, SF_EINVAL, "store_list_levels: no store, docs or n");
+	if (limit < 0 || before < 0)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_list_levels: limit %d and before %lld must be >= 0", limit,
+				  (long long)before);
+	int rc = check_filters(filters, nfilters, err);
+	if (rc || limit == 0)
+		return rc;
 	return s->ops->list_levels(s, kind, filters, nfilters, before, limit, docs, seqs, n, err);
 }
 
@@ -268,6 +606,9 @@ int store_put_resource(store *s, const char *type, const char *name, const char 
 	if (!s)
 		return sf_err_set(err, SF_EINVAL,
 				  "store_put_resource: no store, type, name, format or body");
+	/* Text is kept as text on both back ends, and PostgreSQL's is UTF-8. */
+	if (body && !store__utf8_valid(body))
+		return sf_err_set(err, SF_EINVAL, "store_put_resource: the body is not UTF-8 text");
 	return s->ops->put_resource(s, type, name, format, body, summary, err);
 }
 

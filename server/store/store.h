@@ -68,6 +68,20 @@ typedef struct store_job {
 	double best;                                 /* best fitness so far */
 	char *error;                                 /* when failed, else NULL */
 	char *level_ids; /* when succeeded: JSON array text, else NULL */
+	/*
+	 * Leases (store_claim_job()): `attempt` counts the job's claims (the
+	 * fencing token), `lost` how often a lease of it expired
+	 * (store_rescue_expired()); lease_owner and lease_until_ms (Unix ms)
+	 * name the node running it and until when, "" and 0 when no lease is
+	 * held (not running, or started with store_job_started());
+	 * cancel_requested is set by store_request_cancel() on a running job.
+	 * store_insert_job() sets all of them to 0 / "".
+	 */
+	int attempt;
+	int lost;
+	char lease_owner[64];
+	int64_t lease_until_ms;
+	int cancel_requested;
 } store_job;
 
 /* A level row: the document and the values clients filter on. */
@@ -185,6 +199,58 @@ int store_list_jobs(store *s, int state, const char *kind, int64_t before, int l
 		    store_job *jobs, int *n, sf_err *err);
 
 /*
+ * Leases and fencing: several nodes on one database (PostgreSQL) run the
+ * queued jobs. A node takes a job with store_claim_job(), which hands it a
+ * lease (lease_owner = the node, lease_until = now + lease_ms) and a new
+ * attempt number; while it runs the job it renews the lease with
+ * store_job_heartbeat() (every third of the lease, say), and it records
+ * the outcome with one of the four outcome functions below, fenced: given
+ * the store_fence of its claim, a write applies only while the job is
+ * still running under that owner and attempt. A node whose lease expired
+ * (it stalled, lost its network, died) and whose job another node rescued
+ * (store_rescue_expired()) and claimed again thus records nothing: its
+ * calls return STORE_LOST, a positive value with `err` untouched, and it
+ * must drop the job and its result. "now" is the DATABASE's clock
+ * (PostgreSQL: clock_timestamp() in Unix ms; SQLite, one node: this
+ * process's CLOCK_REALTIME, as every other time of the store), never a
+ * node's, so nodes whose clocks disagree agree on leases.
+ */
+typedef struct store_fence {
+	char owner[64]; /* the node's name, 1..63 chars */
+	int attempt;    /* the job's attempt counter as the claim set it */
+} store_fence;
+
+/*
+ * Claims the oldest queued job (lowest seq) whose cancel was not requested:
+ * it becomes running with attempt + 1, lease_owner = `owner` (1..63
+ * chars), lease_until = now + lease_ms (1..86400000), started_ms = now,
+ * and its progress (generation, generations, best) reset to 0, in one
+ * statement (PostgreSQL: FOR UPDATE SKIP LOCKED), so that two nodes never
+ * claim the same job. Returns 1 with *job filled as store_get_job() does
+ * (attempt, lease_owner and lease_until_ms included; the strings *job held
+ * before are not freed), 0 when nothing is claimable now (job untouched;
+ * on PostgreSQL also when every queued job is locked by another node's
+ * claim for the moment: try again later), or a negative code (SF_EINVAL
+ * for a bad owner or lease_ms; *job untouched). Inside a batch it is a
+ * savepoint like any write. The claim's fence is { job->lease_owner,
+ * job->attempt }.
+ */
+int store_claim_job(store *s, const char *owner, int lease_ms, store_job *job, sf_err *err);
+
+/*
+ * Renews the lease of job `id` and records its progress, fenced by `f`
+ * (required): when the job is running with lease_owner == f->owner and
+ * attempt == f->attempt, sets lease_until = now + lease_ms (1..86400000)
+ * and generation, generations and best, sets *cancel (when not NULL) to
+ * whether a cancel was requested (store_request_cancel(): the node stops
+ * the job and records it cancelled), and returns 0. Otherwise (another
+ * owner or attempt, not running, final) changes nothing and returns
+ * STORE_LOST (err untouched; *cancel 0). An unknown id is SF_EINVAL.
+ */
+int store_job_heartbeat(store *s, const char *id, const store_fence *f, int lease_ms,
+			int generation, int generations, double best, int *cancel, sf_err *err);
+
+/*
  * Job transitions; each stamps the matching time with the current clock
  * (started_ms, or finished_ms for the final states). Allowed moves:
  * started queued -> running; progress only while running; succeeded from
@@ -192,29 +258,133 @@ int store_list_jobs(store *s, int state, const char *kind, int64_t before, int l
  * state never changes again: any other move is SF_ERANGE ("job ... is
  * cancelled, cannot become succeeded"), which the scheduler meets when a
  * cancel won the race against a finishing worker. An unknown id is
- * SF_EINVAL.
+ * SF_EINVAL. store_job_started() sets no lease and no attempt (the
+ * single-node start; store_claim_job() is the leased one).
  */
 int store_job_started(store *s, const char *id, sf_err *err);
 int store_job_progress(store *s, const char *id, int generation, int generations, double best,
 		       sf_err *err);
 /*
+ * The four outcomes. Each takes a fence `f`:
+ * - f == NULL: unfenced, the moves above (SF_ERANGE from a state the move
+ *   does not start from).
+ * - f != NULL: applies only when the job is running with lease_owner ==
+ *   f->owner and attempt == f->attempt; otherwise (another owner or
+ *   attempt, not running, final) nothing is written (no level either) and
+ *   the return is STORE_LOST (err untouched). An unknown id is SF_EINVAL,
+ *   an f->owner that is not 1..63 chars too.
+ * Every outcome clears lease_owner and lease_until; attempt and lost stay
+ * (attempt counts claims).
+ *
  * Succeeded with its levels: inserts the levels not stored yet (with their
  * tags; a level id already stored keeps its first document and tags) and
  * sets the job's level_ids to the JSON array of levels[].id in order, in
  * one transaction.
  */
-int store_job_succeeded(store *s, const char *id, const store_level *levels, int nlevels,
-			sf_err *err);
-int store_job_failed(store *s, const char *id, const char *error, sf_err *err);
-int store_job_cancelled(store *s, const char *id, sf_err *err);
-/* Back to queued (shutdown, restart): clears started_ms and progress. */
-int store_job_requeue(store *s, const char *id, sf_err *err);
+int store_job_succeeded(store *s, const char *id, const store_fence *f, const store_level *levels,
+			int nlevels, sf_err *err);
+int store_job_failed(store *s, const char *id, const store_fence *f, const char *error,
+		     sf_err *err);
+int store_job_cancelled(store *s, const char *id, const store_fence *f, sf_err *err);
+/*
+ * Back to queued (shutdown, restart): clears started_ms, the progress and
+ * the lease. A job whose cancel was requested (store_request_cancel())
+ * becomes cancelled instead (final, finished_ms now; the return is still
+ * 0), since a queued job with a cancel pending is never claimed again.
+ */
+int store_job_requeue(store *s, const char *id, const store_fence *f, sf_err *err);
+
+/* One job store_rescue_expired() moved: its id, new state, attempt and lost counter. */
+typedef struct store_rescued {
+	char id[40];
+	job_state state;
+	int attempt;
+	int lost;
+} store_rescued;
+
+/*
+ * Rescues the jobs whose node is gone: every running job with lease_until
+ * < now (never one without a lease, as store_job_started() leaves it) gets
+ * lost + 1 and then becomes, with its lease cleared: cancelled (final,
+ * finished_ms now) when its cancel was requested; else failed (final,
+ * finished_ms now, error "the job lost its node N times (its lease
+ * expired each time); it is not retried", N = lost) when lost >= max_lost
+ * (1..100); else queued again (started_ms and progress cleared, attempt
+ * kept). At most `cap` (>= 0) jobs per call, oldest lease first, in one
+ * statement (PostgreSQL: FOR UPDATE SKIP LOCKED), so that two nodes
+ * rescuing at once rescue each job once; the rest wait for the next call.
+ * Fills out[0..*n-1] (caller-provided, `cap` entries; may be NULL when cap
+ * is 0), in no particular order, and returns 0; or a negative code, *n 0
+ * and nothing changed.
+ */
+int store_rescue_expired(store *s, int max_lost, store_rescued *out, int cap, int *n,
+			 sf_err *err);
+
+/*
+ * A cancel from any node (DELETE /v1/jobs/{id}), in one statement: a
+ * queued job becomes cancelled (final, finished_ms now): returns 1 with
+ * *state = JOB_CANCELLED; a running job gets cancel_requested (its owner
+ * sees it at its next heartbeat, or a notification, and records the
+ * cancel; store_rescue_expired() cancels it if the owner died): returns 1
+ * with *state = JOB_RUNNING; a final job is left as it is: returns 0 with
+ * *state = its state. An unknown id is SF_EINVAL. `state` may be NULL.
+ */
+int store_request_cancel(store *s, const char *id, job_state *state, sf_err *err);
+
+/*
+ * One progress event of a job (GET /v1/jobs/{id}/events) as the nodes share
+ * it: its id (the generation number, >= 0) and its data (a JSON object as
+ * compact text, kept byte for byte). The node running a job appends them;
+ * a node whose client watches a job running elsewhere reads them.
+ */
+typedef struct store_event {
+	int64_t id;
+	char *data; /* malloc'ed in what store_job_events() returns; the caller's in append */
+} store_event;
+
+/*
+ * Appends events[0..n-1] of job `id` (0 <= n <= 1000; ids need not be
+ * contiguous), fenced like store_job_heartbeat(): only while the job is
+ * running under `f` (else STORE_LOST, nothing written); f == NULL: unfenced
+ * (tests). An event whose id the job has already stored keeps its first
+ * data, so a rerun after a rescue, which reports the same generations, adds
+ * nothing twice. Returns 0, STORE_LOST, SF_EINVAL (unknown job, bad
+ * arguments: a NULL data, a negative id, n out of range), SF_ESYS. One
+ * transaction (a savepoint inside a batch).
+ *
+ * Also: the first of two events with one id in the same call is the one
+ * kept; a data that is not UTF-8 is a bad argument (SF_EINVAL, on both back
+ * ends); n == 0 writes nothing but still answers for the job and the fence
+ * (0, STORE_LOST or SF_EINVAL), so it checks a lease without renewing it.
+ */
+int store_append_job_events(store *s, const char *id, const store_fence *f,
+			    const store_event *events, int n, sf_err *err);
+
+/*
+ * Reads the events of job `id` with id > `after`, oldest first, at most `cap`
+ * (1..1000), into out[0..*n-1] (each data malloc'ed: free with
+ * store_event_clear). An unknown job has none (0, *n = 0). Reads only: fine
+ * on a READONLY handle.
+ *
+ * Also: `after` may be any value (-1: from the first event); on failure *n
+ * is 0 and out[] owns nothing. A NULL id, out or n, or a cap out of range,
+ * is SF_EINVAL.
+ */
+int store_job_events(store *s, const char *id, int64_t after, int cap, store_event *out, int *n,
+		     sf_err *err);
+
+/* Frees e->data and zeroes e; NULL is a no-op. */
+void store_event_clear(store_event *e);
 
 /*
  * At start: every job left queued or running (a previous process died or
  * stopped), oldest first, all set back to queued (as store_job_requeue()
- * does) in one transaction. Fills ids (malloc'ed array of 40-byte ids the
- * caller frees; NULL when *n is 0) and *n.
+ * does: leases cleared, and a job whose cancel was requested becomes
+ * cancelled instead, and is not listed) in one transaction. Fills ids
+ * (malloc'ed array of 40-byte ids the caller frees; NULL when *n is 0) and
+ * *n. For SQLite's single-node start: on a database several nodes share
+ * it would requeue the jobs the other nodes run (store_rescue_expired() is
+ * the multi-node way).
  */
 int store_pending_jobs(store *s, char (**ids)[40], size_t *n, sf_err *err);
 
@@ -261,14 +431,15 @@ int store_put_evaluations(store *s, const store_evaluation *evals, size_t n, sf_
 /*
  * Uploaded resources (core/kinds.h, sf_resource_kind: racetrack's
  * experience models are type "px_model"), keyed by (type, name).
- * store_put_resource() stores `body` (text without NUL, kept byte for byte),
+ * store_put_resource() stores `body` (UTF-8 text without NUL, kept byte for
+ * byte; a body that is not UTF-8 is SF_EINVAL on both back ends),
  * its `format` and `summary` (the kind's JSON summary of it as text, or
  * NULL) in one BEGIN IMMEDIATE transaction. Returns 0 when
  * stored; STORE_EXISTS (a positive value, err untouched) when that type
  * holds that name already, which is left as it was (resources are
  * immutable); or a negative code.
  */
-enum { STORE_EXISTS = 1 };
+enum { STORE_EXISTS = 1, STORE_LOST = 2 }; /* STORE_LOST: leases, above */
 int store_put_resource(store *s, const char *type, const char *name, const char *format,
 		       const char *body, const char *summary, sf_err *err);
 
@@ -385,7 +556,7 @@ int store_simulate_fault(store *s, int fault, sf_err *err);
  *   own: released when the call succeeds, rolled back to when it fails. A
  *   call refused for its arguments or the data (SF_EINVAL: a duplicate job
  *   id, a reused Idempotency-Key; SF_ERANGE: a move the job's state does
- *   not allow; STORE_EXISTS) has changed nothing, and the batch goes on
+ *   not allow; STORE_EXISTS; STORE_LOST) has changed nothing, and the batch goes on
  *   with the other calls' writes intact.
  * - Every read (store_get_job(), store_list_jobs(), ...) sees the batch's
  *   writes so far; other handles (READONLY readers, other processes or

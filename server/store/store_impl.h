@@ -11,10 +11,11 @@
  * call its open function, which returns its own handle with `ops` set.
  * Every other public function checks for a NULL store (answering as
  * store.h says: SF_EINVAL with the function's message, -1 from
- * store_version(), STORE_OK from store_write_fault()) and then calls the
- * matching member of s->ops with the same arguments. So a back end never
- * sees a NULL `s`; it checks every other argument itself, as store.h
- * describes.
+ * store_version(), STORE_OK from store_write_fault()), checks the
+ * arguments that do not depend on a back end (listed below, before the
+ * helpers), and then calls the matching member of s->ops with the same
+ * arguments. So a back end never sees a NULL `s`; it checks every other
+ * argument itself, as store.h describes.
  *
  * Writing a back end:
  *
@@ -76,11 +77,29 @@ struct store_ops {
 	int (*job_started)(store *s, const char *id, sf_err *err);
 	int (*job_progress)(store *s, const char *id, int generation, int generations, double best,
 			    sf_err *err);
-	int (*job_succeeded)(store *s, const char *id, const store_level *levels, int nlevels,
+	int (*job_succeeded)(store *s, const char *id, const store_fence *f,
+			     const store_level *levels, int nlevels, sf_err *err);
+	int (*job_failed)(store *s, const char *id, const store_fence *f, const char *error,
+			  sf_err *err);
+	int (*job_cancelled)(store *s, const char *id, const store_fence *f, sf_err *err);
+	int (*job_requeue)(store *s, const char *id, const store_fence *f, sf_err *err);
+	/* Leases (store.h); store.c has checked owner, lease_ms, the fence, max_lost, cap. */
+	int (*claim_job)(store *s, const char *owner, int lease_ms, store_job *job, sf_err *err);
+	int (*job_heartbeat)(store *s, const char *id, const store_fence *f, int lease_ms,
+			     int generation, int generations, double best, int *cancel,
 			     sf_err *err);
-	int (*job_failed)(store *s, const char *id, const char *error, sf_err *err);
-	int (*job_cancelled)(store *s, const char *id, sf_err *err);
-	int (*job_requeue)(store *s, const char *id, sf_err *err);
+	int (*rescue_expired)(store *s, int max_lost, store_rescued *out, int cap, int *n,
+			      sf_err *err);
+	int (*request_cancel)(store *s, const char *id, job_state *state, sf_err *err);
+	/*
+	 * Job events (store.h); store.c has checked id, the fence, n, every
+	 * event's id and data (UTF-8), and for the read out, n and cap (1..1000;
+	 * *n is 0 when the back end is called).
+	 */
+	int (*append_job_events)(store *s, const char *id, const store_fence *f,
+				 const store_event *events, int n, sf_err *err);
+	int (*job_events)(store *s, const char *id, int64_t after, int cap, store_event *out,
+			  int *n, sf_err *err);
 	int (*pending_jobs)(store *s, char (**ids)[40], size_t *n, sf_err *err);
 	int (*count_jobs)(store *s, int64_t counts[5], sf_err *err);
 
@@ -122,6 +141,50 @@ struct store_ops {
 	 */
 	int (*lock_exclusive)(store *s, sf_err *err);
 };
+
+/*
+ * What store.c checks once, before it calls a back end (so a back end
+ * never sees it wrong): the job, its id, kind and params and the
+ * Idempotency-Key's hash of store_insert_job() (*existing is 0 when the
+ * back end is called), the fence's owner and the lease arguments
+ * (store_claim_job(), store_job_heartbeat(), store_rescue_expired()), the
+ * levels of store_job_succeeded(), the arguments of store_list_jobs() and
+ * store_list_levels() (a back end is called with a limit >= 1 only),
+ * `state` of store_request_cancel() (never NULL for a back end), and the
+ * arguments of store_append_job_events() and store_job_events() (the job
+ * id not NULL, n and cap in range, each event's id >= 0 and data UTF-8).
+ *
+ * Helpers store.c gives the back ends, for what does not depend on one:
+ */
+
+/*
+ * Checks what store_open_with() is given, as both back ends' open
+ * functions must: `path` (named `what` in the message: "path", "URI") not
+ * empty, `mode`, and the migration table (names "[folder/]NNNN_name.sql"
+ * numbered 1..count in order, text without a NUL). Returns 0 or SF_EINVAL.
+ */
+struct sf_embedded;
+int store__check_open(const char *path, const char *what, int mode,
+		      const struct sf_embedded *migrations, size_t count, sf_err *err);
+
+/*
+ * The JSON array text of levels[].id (malloc'ed), the job's level_ids of
+ * store_job_succeeded(); NULL when out of memory or an id is not UTF-8.
+ */
+char *store__level_ids_json(const store_level *levels, int nlevels);
+
+/*
+ * Whether `s` is valid UTF-8 as PostgreSQL checks it (no overlong forms, no
+ * surrogates, nothing past U+10FFFF); a NUL ends it.
+ */
+int store__utf8_valid(const char *s);
+
+/*
+ * The test seam's file (store.h, STARFORGE_TEST_STORAGE_FAULT), read now:
+ * "full" asks for STORE_FULL, "readonly" for STORE_UNWRITABLE (a trailing
+ * newline allowed), anything else or no file for STORE_OK.
+ */
+int store__fault_file_read(const char *path);
 
 /* The header of every back end's handle: its first member. */
 struct store {

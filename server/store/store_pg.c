@@ -216,20 +216,6 @@ static int session_setup(store_pg *p, sf_err *err)
 	return rc;
 }
 
-/* The test seam's file (store.h): "readonly" asks for STORE_UNWRITABLE, anything else for none. */
-static int fault_file_read(const char *path)
-{
-	char text[16] = "";
-	FILE *f = fopen(path, "r");
-	if (f) {
-		size_t n = fread(text, 1, sizeof text - 1, f);
-		text[n] = '\0';
-		fclose(f);
-	}
-	text[strcspn(text, "\r\n")] = '\0';
-	return !strcmp(text, "readonly") ? STORE_UNWRITABLE : STORE_OK;
-}
-
 static int pg_simulate_fault(store *s, int fault, sf_err *err);
 
 /*
@@ -271,7 +257,9 @@ static int ready(store_pg *p, int writes, sf_err *err, const char *what)
 			return rc;
 	}
 	if (writes && p->fault_file && p->batch == BATCH_NONE) {
-		int want = fault_file_read(p->fault_file);
+		int want = store__fault_file_read(p->fault_file);
+		if (want == STORE_FULL) /* not simulated here (pg_simulate_fault()) */
+			want = STORE_OK;
 		if (want != p->simulated)
 			pg_simulate_fault(&p->base, want, NULL);
 	}
@@ -454,40 +442,6 @@ void store_pg__fmt_double(char *buf, size_t size, double v)
 }
 
 /* ---- opening and migrating ---- */
-
-/*
- * Checks a migration table: names "[folder/]NNNN_name.sql" numbered
- * 1..count in order, text without a NUL inside. Returns 0 or SF_EINVAL.
- */
-static int check_migrations(const sf_embedded *m, size_t count, sf_err *err)
-{
-	if (count > 9999 || (count && !m))
-		return sf_err_set(err, SF_EINVAL, "migration table: %zu entries, allowed 0..9999",
-				  count);
-	for (size_t i = 0; i < count; i++) {
-		const char *name = m[i].name ? m[i].name : "(unnamed)";
-		const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-		size_t len = strlen(base);
-		int version = 0, ok = len > 9 && base[4] == '_' && !strcmp(base + len - 4, ".sql");
-		for (int d = 0; ok && d < 4; d++) {
-			ok = base[d] >= '0' && base[d] <= '9';
-			version = version * 10 + (base[d] - '0');
-		}
-		if (!ok)
-			return sf_err_set(err, SF_EINVAL,
-					  "migration %s: the name must read NNNN_name.sql", name);
-		if (version != (int)i + 1)
-			return sf_err_set(err, SF_EINVAL,
-					  "migration %s: version %d where %zu was expected "
-					  "(numbered from 0001 without gaps, in order)",
-					  name, version, i + 1);
-		if (!m[i].data || strlen((const char *)m[i].data) != m[i].len)
-			return sf_err_set(err, SF_EINVAL,
-					  "migration %s: the text is missing or holds a NUL byte",
-					  name);
-	}
-	return 0;
-}
 
 /*
  * The schema the store lives in: current_schema() (the first schema of
@@ -696,17 +650,7 @@ static const struct store_ops pg_ops;
 store *store_pg_open_with(const char *uri, int mode, const sf_embedded *migrations, size_t count,
 			  sf_err *err)
 {
-	if (!uri || !*uri) {
-		sf_err_set(err, SF_EINVAL, "store_open: the database URI is empty");
-		return NULL;
-	}
-	if (mode != STORE_READWRITE && mode != STORE_READONLY) {
-		sf_err_set(err, SF_EINVAL,
-			   "store_open: mode %d, allowed %d (read-write) or %d (read-only)", mode,
-			   STORE_READWRITE, STORE_READONLY);
-		return NULL;
-	}
-	if (check_migrations(migrations, count, err) != 0)
+	if (store__check_open(uri, "URI", mode, migrations, count, err) != 0)
 		return NULL;
 	store_pg *p = calloc(1, sizeof *p);
 	if (!p) {
@@ -940,6 +884,12 @@ static const struct store_ops pg_ops = {
 	.job_failed = store_pg__job_failed,
 	.job_cancelled = store_pg__job_cancelled,
 	.job_requeue = store_pg__job_requeue,
+	.claim_job = store_pg__claim_job,
+	.job_heartbeat = store_pg__job_heartbeat,
+	.rescue_expired = store_pg__rescue_expired,
+	.request_cancel = store_pg__request_cancel,
+	.append_job_events = store_pg__append_job_events,
+	.job_events = store_pg__job_events,
 	.pending_jobs = store_pg__pending_jobs,
 	.count_jobs = store_pg__count_jobs,
 	.get_level = store_pg__get_level,

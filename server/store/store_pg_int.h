@@ -119,11 +119,22 @@ int store_pg__list_jobs(store *s, int state, const char *kind, int64_t before, i
 int store_pg__job_started(store *s, const char *id, sf_err *err);
 int store_pg__job_progress(store *s, const char *id, int generation, int generations, double best,
 			   sf_err *err);
-int store_pg__job_succeeded(store *s, const char *id, const store_level *levels, int nlevels,
-			    sf_err *err);
-int store_pg__job_failed(store *s, const char *id, const char *error, sf_err *err);
-int store_pg__job_cancelled(store *s, const char *id, sf_err *err);
-int store_pg__job_requeue(store *s, const char *id, sf_err *err);
+int store_pg__job_succeeded(store *s, const char *id, const store_fence *f,
+			    const store_level *levels, int nlevels, sf_err *err);
+int store_pg__job_failed(store *s, const char *id, const store_fence *f, const char *error,
+			 sf_err *err);
+int store_pg__job_cancelled(store *s, const char *id, const store_fence *f, sf_err *err);
+int store_pg__job_requeue(store *s, const char *id, const store_fence *f, sf_err *err);
+int store_pg__claim_job(store *s, const char *owner, int lease_ms, store_job *job, sf_err *err);
+int store_pg__job_heartbeat(store *s, const char *id, const store_fence *f, int lease_ms,
+			    int generation, int generations, double best, int *cancel, sf_err *err);
+int store_pg__rescue_expired(store *s, int max_lost, store_rescued *out, int cap, int *n,
+			     sf_err *err);
+int store_pg__request_cancel(store *s, const char *id, job_state *state, sf_err *err);
+int store_pg__append_job_events(store *s, const char *id, const store_fence *f,
+				const store_event *events, int n, sf_err *err);
+int store_pg__job_events(store *s, const char *id, int64_t after, int cap, store_event *out, int *n,
+			 sf_err *err);
 int store_pg__pending_jobs(store *s, char (**ids)[40], size_t *n, sf_err *err);
 int store_pg__count_jobs(store *s, int64_t counts[5], sf_err *err);
 int store_pg__get_level(store *s, const char *id, char **doc, sf_err *err);

@@ -1,17 +1,22 @@
 /*
- * store_pg_jobs.c - jobs, levels, the evaluation cache and uploaded
- * resources in the PostgreSQL store (store.h; the connection, calls,
+ * store_pg_jobs.c - jobs, their events, levels, the evaluation cache and
+ * uploaded resources in the PostgreSQL store (store.h; the connection, calls,
  * batches and migrations are in store_pg.c, whose opening comment gives
  * the design).
  *
  * A job transition is one UPDATE whose WHERE admits only the states the
  * move starts from, so that of two nodes racing on a job (a cancel and a
  * finishing worker) exactly one wins; only when it matched nothing does a
- * second statement read the state, to say why. A success and its levels
- * are one transaction. Batches of rows (a level's tags, a search's
- * evaluations) travel as one array parameter each.
+ * second statement read the state, to say why. A fenced outcome adds the
+ * fence to that WHERE (FENCE()): a node whose lease was lost matches
+ * nothing and gets STORE_LOST. Claims and rescues lock their rows with FOR
+ * UPDATE SKIP LOCKED, so nodes never take the same job twice nor wait on
+ * one another. A success and its levels are one transaction. Batches of
+ * rows (a level's tags, a search's evaluations, a job's events) travel as
+ * one array parameter each; an append of events holds the job's row FOR
+ * SHARE, so a claim or a rescue of the job cannot slip between its fence
+ * check and its insert.
  */
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +26,31 @@
 /* The columns job_from_row() reads, in its order. */
 #define JOB_COLS                                                                                \
 	"id, seq, kind, params, seed, state, created_ms, started_ms, finished_ms, generation, " \
-	"generations, best, error, level_ids"
+	"generations, best, error, level_ids, attempt, lost, lease_owner, lease_until, "       \
+	"cancel_requested::int"
 
 /* Sets a job back to queued without a trace of its run. */
 #define REQUEUE_SET                                                                           \
 	"state = 'queued', started_ms = NULL, generation = 0, generations = 0, best = NULL, " \
 	"lease_owner = NULL, lease_until = NULL"
+
+/*
+ * store_job_requeue(): REQUEUE_SET, but a job whose cancel was requested
+ * becomes cancelled (store.h): queued, nobody would claim it.
+ */
+#define REQUEUE_OR_CANCEL_SET                                                                  \
+	"state = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'queued' END, "              \
+	"finished_ms = CASE WHEN cancel_requested THEN " NOW_MS " END, started_ms = NULL, "    \
+	"generation = 0, generations = 0, best = NULL, lease_owner = NULL, lease_until = NULL"
+
+/*
+ * The fence of an outcome (store.h): parameters $o (the owner, NULL for an
+ * unfenced call) and $a (the attempt) admit only the job running under
+ * them.
+ */
+#define FENCE(o, a)                                                                  \
+	" AND ($" o "::text IS NULL OR (state = 'running' AND lease_owner = $" o \
+	" AND attempt = $" a "::int))"
 
 static const char *const state_names[JOB_CANCELLED + 1] = { "queued", "running", "succeeded",
 							    "failed", "cancelled" };
@@ -53,6 +77,11 @@ static int job_from_row(const PGresult *res, int row, store_job *job, sf_err *er
 	job->best = store_pg__col_f64(res, row, 11);
 	job->error = store_pg__col_dup(res, row, 12, &oom);
 	job->level_ids = store_pg__col_dup(res, row, 13, &oom);
+	job->attempt = (int)store_pg__col_i64(res, row, 14);
+	job->lost = (int)store_pg__col_i64(res, row, 15);
+	snprintf(job->lease_owner, sizeof job->lease_owner, "%s", PQgetvalue(res, row, 16));
+	job->lease_until_ms = store_pg__col_i64(res, row, 17);
+	job->cancel_requested = store_pg__col_i64(res, row, 18) != 0;
 	if (oom || !job->kind || !job->params) {
 		store_job_clear(job);
 		return sf_err_set(err, SF_ENOMEM, "reading a job: out of memory");
@@ -66,9 +95,23 @@ static int job_from_row(const PGresult *res, int row, store_job *job, sf_err *er
 	return 0;
 }
 
+/*
+ * Whether `s` is valid UTF-8 as PostgreSQL checks it (store__utf8_valid(),
+ * in store.c). Every text the database holds is; a key that is not (a path
+ * segment such as %FF, which SQLite simply does not find) is refused by the
+ * server with SQLSTATE 22021 before the query runs, so lookups check first
+ * and answer "none" themselves.
+ */
+static int utf8_valid(const char *s)
+{
+	return store__utf8_valid(s);
+}
+
 /* Reads job `id`: 1 and *job filled, 0 when there is none (job untouched), or a negative code. */
 static int job_get(store_pg *p, const char *id, store_job *job, sf_err *err)
 {
+	if (!utf8_valid(id))
+		return 0; /* no job has such an id */
 	const char *params[] = { id };
 	PGresult *res;
 	int rc = store_pg__run(p, &res, NULL, err, "reading a job",
@@ -149,20 +192,6 @@ int store_pg__insert_job(store *s, store_job *job, const char *idem_key, const c
 			 int *existing, sf_err *err)
 {
 	store_pg *p = (store_pg *)s;
-	if (existing)
-		*existing = 0;
-	if (!p || !job)
-		return sf_err_set(err, SF_EINVAL, "store_insert_job: no store or job");
-	size_t idlen = strnlen(job->id, sizeof job->id);
-	if (idlen == 0 || idlen == sizeof job->id)
-		return sf_err_set(err, SF_EINVAL, "store_insert_job: job id of 1..%zu characters",
-				  sizeof job->id - 1);
-	if (!job->kind || !job->params)
-		return sf_err_set(err, SF_EINVAL, "store_insert_job: job %s lacks kind or params",
-				  job->id);
-	if (idem_key && !request_hash)
-		return sf_err_set(err, SF_EINVAL,
-				  "store_insert_job: Idempotency-Key without a request hash");
 	int rc;
 	int64_t seed;
 	memcpy(&seed, &job->seed, sizeof seed);
@@ -217,6 +246,9 @@ int store_pg__insert_job(store *s, store_job *job, const char *idem_key, const c
 	job->started_ms = job->finished_ms = 0;
 	job->generation = job->generations = 0;
 	job->best = 0;
+	job->attempt = job->lost = job->cancel_requested = 0;
+	job->lease_owner[0] = '\0';
+	job->lease_until_ms = 0;
 	return 0;
 }
 
@@ -240,19 +272,6 @@ int store_pg__list_jobs(store *s, int state, const char *kind, int64_t before, i
 			store_job *jobs, int *n, sf_err *err)
 {
 	store_pg *p = (store_pg *)s;
-	if (n)
-		*n = 0;
-	if (!p || !n || (limit > 0 && !jobs))
-		return sf_err_set(err, SF_EINVAL, "store_list_jobs: no store, jobs or n");
-	if (state < -1 || state > JOB_CANCELLED)
-		return sf_err_set(err, SF_EINVAL, "store_list_jobs: state %d, allowed -1..%d",
-				  state, JOB_CANCELLED);
-	if (limit < 0 || before < 0)
-		return sf_err_set(err, SF_EINVAL,
-				  "store_list_jobs: limit %d and before %lld must be >= 0", limit,
-				  (long long)before);
-	if (limit == 0)
-		return 0;
 	int rc = store_pg__call_begin(p, CALL_READ, err, "store_list_jobs");
 	if (rc)
 		return rc;
@@ -285,27 +304,38 @@ int store_pg__list_jobs(store *s, int state, const char *kind, int64_t before, i
 /*
  * A job transition: `sql` is one UPDATE of job $1 (then `extra` parameters
  * $2...) whose WHERE admits only the states the move starts from, with
- * RETURNING; on a row it is done. Matching nothing, the job's state says
- * why: SF_EINVAL for a missing job, SF_ERANGE for one in another state.
- * Runs inside the caller's transaction when there is one. At most 8
+ * RETURNING; on a row it is done. A statement that can be fenced
+ * (`fenceable`: its WHERE has FENCE() of the two parameters after the
+ * extra ones) gets the fence `f` there (NULL: both NULL, unfenced).
+ * Matching nothing, the job says why: SF_EINVAL for a missing job;
+ * STORE_LOST (err untouched) when fenced; SF_ERANGE for one in another
+ * state. Runs inside the caller's transaction when there is one. At most 8
  * `extra` parameters.
  */
 static int transition(store_pg *p, const char *id, const char *to, const char *sql, int extra,
-		      const char *const *params, sf_err *err)
+		      const char *const *params, int fenceable, const store_fence *f,
+		      sf_err *err)
 {
 	if (!p || !id)
 		return sf_err_set(err, SF_EINVAL, "job transition: no store or id");
 	char what[80];
 	snprintf(what, sizeof what, "job %.40s -> %s", id, to);
 	enum { MAX_EXTRA = 8 }; /* SUCCEED_SQL's */
-	const char *all[1 + MAX_EXTRA] = { id };
+	const char *all[1 + MAX_EXTRA + 2] = { id };
 	if (extra > MAX_EXTRA)
 		return sf_err_set(err, SF_EINVAL, "%s: %d parameters, at most %d", what, extra,
 				  MAX_EXTRA);
 	for (int i = 0; i < extra; i++)
 		all[1 + i] = params[i];
+	char attempt[16];
+	int n = 1 + extra;
+	if (fenceable) {
+		snprintf(attempt, sizeof attempt, "%d", f ? f->attempt : 0);
+		all[n++] = f ? f->owner : NULL;
+		all[n++] = f ? attempt : NULL;
+	}
 	PGresult *res;
-	int rc = store_pg__run(p, &res, NULL, err, what, sql, 1 + extra, all);
+	int rc = store_pg__run(p, &res, NULL, err, what, sql, n, all);
 	if (rc)
 		return rc;
 	int done = PQntuples(res) > 0;
@@ -318,6 +348,8 @@ static int transition(store_pg *p, const char *id, const char *to, const char *s
 		return rc;
 	if (PQntuples(res) == 0)
 		rc = sf_err_set(err, SF_EINVAL, "job %s not found", id);
+	else if (f)
+		rc = STORE_LOST;
 	else
 		rc = sf_err_set(err, SF_ERANGE, "job %s is %s, cannot become %s", id,
 				PQgetvalue(res, 0, 0), to);
@@ -327,7 +359,7 @@ static int transition(store_pg *p, const char *id, const char *to, const char *s
 
 /* ready() and transition() for the moves that are one statement. */
 static int move(store *s, const char *id, const char *to, const char *sql, int extra,
-		const char *const *params, sf_err *err)
+		const char *const *params, int fenceable, const store_fence *f, sf_err *err)
 {
 	store_pg *p = (store_pg *)s;
 	if (!p || !id)
@@ -335,7 +367,7 @@ static int move(store *s, const char *id, const char *to, const char *sql, int e
 	int rc = store_pg__call_begin(p, CALL_WRITE, err, "job transition");
 	if (rc)
 		return rc;
-	rc = transition(p, id, to, sql, extra, params, err);
+	rc = transition(p, id, to, sql, extra, params, fenceable, f, err);
 	return store_pg__call_end(p, CALL_WRITE, rc, err, "job transition");
 }
 
@@ -344,7 +376,7 @@ int store_pg__job_started(store *s, const char *id, sf_err *err)
 	return move(s, id, "running",
 		    "UPDATE jobs SET state = 'running', started_ms = " NOW_MS
 		    " WHERE id = $1 AND state = 'queued' RETURNING 1",
-		    0, NULL, err);
+		    0, NULL, 0, NULL, err);
 }
 
 int store_pg__job_progress(store *s, const char *id, int generation, int generations, double best,
@@ -358,10 +390,11 @@ int store_pg__job_progress(store *s, const char *id, int generation, int generat
 	return move(s, id, "running (progress)",
 		    "UPDATE jobs SET generation = $2, generations = $3, best = $4 "
 		    "WHERE id = $1 AND state = 'running' RETURNING 1",
-		    3, params, err);
+		    3, params, 0, NULL, err);
 }
 
-int store_pg__job_failed(store *s, const char *id, const char *error, sf_err *err)
+int store_pg__job_failed(store *s, const char *id, const store_fence *f, const char *error,
+			 sf_err *err)
 {
 	if (!error)
 		return sf_err_set(err, SF_EINVAL, "store_job_failed: no error message");
@@ -369,66 +402,320 @@ int store_pg__job_failed(store *s, const char *id, const char *error, sf_err *er
 	return move(s, id, "failed",
 		    "UPDATE jobs SET state = 'failed', finished_ms = " NOW_MS ", error = $2, "
 		    "lease_owner = NULL, lease_until = NULL "
-		    "WHERE id = $1 AND state IN ('queued', 'running') RETURNING 1",
-		    1, params, err);
+		    "WHERE id = $1 AND state IN ('queued', 'running')" FENCE("3", "4") " RETURNING 1",
+		    1, params, 1, f, err);
 }
 
-int store_pg__job_cancelled(store *s, const char *id, sf_err *err)
+int store_pg__job_cancelled(store *s, const char *id, const store_fence *f, sf_err *err)
 {
 	return move(s, id, "cancelled",
 		    "UPDATE jobs SET state = 'cancelled', finished_ms = " NOW_MS ", "
 		    "lease_owner = NULL, lease_until = NULL "
-		    "WHERE id = $1 AND state IN ('queued', 'running') RETURNING 1",
-		    0, NULL, err);
+		    "WHERE id = $1 AND state IN ('queued', 'running')" FENCE("2", "3") " RETURNING 1",
+		    0, NULL, 1, f, err);
 }
 
-int store_pg__job_requeue(store *s, const char *id, sf_err *err)
+int store_pg__job_requeue(store *s, const char *id, const store_fence *f, sf_err *err)
 {
 	return move(s, id, "queued",
-		    "UPDATE jobs SET " REQUEUE_SET
-		    " WHERE id = $1 AND state IN ('queued', 'running') RETURNING 1",
-		    0, NULL, err);
+		    "UPDATE jobs SET " REQUEUE_OR_CANCEL_SET
+		    " WHERE id = $1 AND state IN ('queued', 'running')" FENCE("2", "3") " RETURNING 1",
+		    0, NULL, 1, f, err);
 }
 
-/* The JSON array text of levels[].id (malloc'ed), or NULL when out of memory or not UTF-8. */
-static char *level_ids_json(const store_level *levels, int nlevels)
+/* ---- leases (store.h; store.c checked the arguments) ---- */
+
+/*
+ * The claim, one statement: the subquery locks the oldest queued job no
+ * other transaction holds (SKIP LOCKED; a row another node claimed
+ * meanwhile no longer matches on the recheck and is passed over), and the
+ * UPDATE takes it, with one reading of the clock for started_ms and
+ * lease_until.
+ */
+int store_pg__claim_job(store *s, const char *owner, int lease_ms, store_job *job, sf_err *err)
 {
-	json_t *arr = json_array();
-	for (int i = 0; arr && i < nlevels; i++) {
-		if (json_array_append_new(arr, json_string(levels[i].id)) != 0) {
-			json_decref(arr);
-			arr = NULL;
+	store_pg *p = (store_pg *)s;
+	int rc = store_pg__call_begin(p, CALL_WRITE, err, "store_claim_job");
+	if (rc)
+		return rc;
+	char lease[16];
+	snprintf(lease, sizeof lease, "%d", lease_ms);
+	const char *params[] = { owner, lease };
+	PGresult *res = NULL;
+	rc = store_pg__run(p, &res, NULL, err, "store_claim_job",
+			   "UPDATE jobs SET state = 'running', attempt = attempt + 1, "
+			   "lease_owner = $1, lease_until = t.now + $2::bigint, started_ms = t.now, "
+			   "generation = 0, generations = 0, best = NULL "
+			   "FROM (SELECT " NOW_MS " AS now) t "
+			   "WHERE seq = (SELECT seq FROM jobs WHERE state = 'queued' "
+			   "AND NOT cancel_requested ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED) "
+			   "RETURNING " JOB_COLS,
+			   2, params);
+	if ((rc = store_pg__call_end(p, CALL_WRITE, rc, err, "store_claim_job")) != 0) {
+		PQclear(res);
+		return rc;
+	}
+	if (PQntuples(res) > 0) {
+		store_job claimed;
+		rc = job_from_row(res, 0, &claimed, err);
+		if (rc == 0) {
+			*job = claimed;
+			rc = 1;
 		}
 	}
-	char *text = arr ? json_dumps(arr, JSON_COMPACT) : NULL;
-	json_decref(arr);
-	return text;
+	PQclear(res);
+	return rc;
 }
 
-/* Checks what store_job_succeeded() is given, before anything is written. */
-static int check_levels(const store_level *levels, int nlevels, sf_err *err)
+/*
+ * The fenced renewal, one statement: the UPDATE, and whether the job exists
+ * at all (to tell STORE_LOST from an unknown id).
+ */
+int store_pg__job_heartbeat(store *s, const char *id, const store_fence *f, int lease_ms,
+			    int generation, int generations, double best, int *cancel, sf_err *err)
 {
-	if (nlevels < 0 || (nlevels > 0 && !levels))
-		return sf_err_set(err, SF_EINVAL, "store_job_succeeded: %d levels", nlevels);
-	for (int i = 0; i < nlevels; i++) {
-		const store_level *lv = &levels[i];
-		if (!lv->id || !*lv->id || !lv->kind || !lv->doc)
-			return sf_err_set(err, SF_EINVAL,
-					  "store_job_succeeded: levels[%d] lacks id, kind or doc",
-					  i);
-		if (lv->ntags < 0 || lv->ntags > STORE_MAX_TAGS)
-			return sf_err_set(
-				err, SF_EINVAL,
-				"store_job_succeeded: level %s has %d tags, allowed 0..%d", lv->id,
-				lv->ntags, STORE_MAX_TAGS);
-		for (int t = 0; t < lv->ntags; t++)
-			if (!lv->tag_name[t])
-				return sf_err_set(
-					err, SF_EINVAL,
-					"store_job_succeeded: level %s, tag %d has no name", lv->id,
-					t);
+	store_pg *p = (store_pg *)s;
+	int rc = store_pg__call_begin(p, CALL_WRITE, err, "store_job_heartbeat");
+	if (rc)
+		return rc;
+	char attempt[16], lease[16], g[16], of[16], b[32];
+	snprintf(attempt, sizeof attempt, "%d", f->attempt);
+	snprintf(lease, sizeof lease, "%d", lease_ms);
+	snprintf(g, sizeof g, "%d", generation);
+	snprintf(of, sizeof of, "%d", generations);
+	store_pg__fmt_double(b, sizeof b, best);
+	const char *params[] = { id, f->owner, attempt, lease, g, of, b };
+	PGresult *res = NULL;
+	rc = store_pg__run(p, &res, NULL, err, "store_job_heartbeat",
+			   "WITH hb AS (UPDATE jobs SET lease_until = " NOW_MS " + $4::bigint, "
+			   "generation = $5, generations = $6, best = $7 WHERE id = $1 "
+			   "AND state = 'running' AND lease_owner = $2 AND attempt = $3::int "
+			   "RETURNING cancel_requested::int AS c) "
+			   "SELECT (SELECT c FROM hb), EXISTS (SELECT 1 FROM jobs WHERE id = $1)::int",
+			   7, params);
+	if ((rc = store_pg__call_end(p, CALL_WRITE, rc, err, "store_job_heartbeat")) != 0) {
+		PQclear(res);
+		return rc;
 	}
+	int renewed = !PQgetisnull(res, 0, 0), requested = (int)store_pg__col_i64(res, 0, 0),
+	    exists = (int)store_pg__col_i64(res, 0, 1);
+	PQclear(res);
+	if (!exists)
+		return sf_err_set(err, SF_EINVAL, "job %s not found", id);
+	if (!renewed)
+		return STORE_LOST;
+	if (cancel)
+		*cancel = requested != 0;
 	return 0;
+}
+
+/* What store_rescue_expired() makes of an expired job: t.now, $1 = max_lost (store.h). */
+#define RESCUE_FINAL "(cancel_requested OR lost + 1 >= $1::int)"
+#define RESCUE_SET                                                                             \
+	"lost = lost + 1, state = CASE WHEN cancel_requested THEN 'cancelled' "                \
+	"WHEN lost + 1 >= $1::int THEN 'failed' ELSE 'queued' END, "                           \
+	"finished_ms = CASE WHEN " RESCUE_FINAL " THEN t.now END, "                            \
+	"error = CASE WHEN NOT cancel_requested AND lost + 1 >= $1::int THEN "                 \
+	"'the job lost its node ' || CAST(lost + 1 AS text) || "                               \
+	"' times (its lease expired each time); it is not retried' END, "                      \
+	"started_ms = CASE WHEN " RESCUE_FINAL " THEN started_ms END, "                        \
+	"generation = CASE WHEN " RESCUE_FINAL " THEN generation ELSE 0 END, "                 \
+	"generations = CASE WHEN " RESCUE_FINAL " THEN generations ELSE 0 END, "               \
+	"best = CASE WHEN " RESCUE_FINAL " THEN best END, lease_owner = NULL, lease_until = NULL"
+
+/*
+ * The rescue, one statement: the expired leases, oldest first, at most $2,
+ * locked with SKIP LOCKED (a node rescuing at the same time takes the
+ * others, and a row renewed meanwhile fails the recheck), then moved.
+ */
+int store_pg__rescue_expired(store *s, int max_lost, store_rescued *out, int cap, int *n,
+			     sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	int rc = store_pg__call_begin(p, CALL_WRITE, err, "store_rescue_expired");
+	if (rc)
+		return rc;
+	char max[16], limit[16];
+	snprintf(max, sizeof max, "%d", max_lost);
+	snprintf(limit, sizeof limit, "%d", cap);
+	const char *params[] = { max, limit };
+	PGresult *res = NULL;
+	rc = store_pg__run(p, &res, NULL, err, "store_rescue_expired",
+			   "WITH t AS (SELECT " NOW_MS " AS now), "
+			   "picked AS (SELECT seq FROM jobs, t WHERE state = 'running' "
+			   "AND lease_until < t.now ORDER BY lease_until LIMIT $2::int "
+			   "FOR UPDATE OF jobs SKIP LOCKED) "
+			   "UPDATE jobs SET " RESCUE_SET " FROM picked, t WHERE jobs.seq = picked.seq "
+			   "RETURNING jobs.id, jobs.state, jobs.attempt, jobs.lost",
+			   2, params);
+	if ((rc = store_pg__call_end(p, CALL_WRITE, rc, err, "store_rescue_expired")) != 0) {
+		PQclear(res);
+		return rc;
+	}
+	int rows = PQntuples(res), count = 0;
+	for (; count < rows && count < cap; count++) {
+		store_rescued *r = &out[count];
+		snprintf(r->id, sizeof r->id, "%s", PQgetvalue(res, count, 0));
+		int state = job_state_parse(PQgetvalue(res, count, 1));
+		r->state = state < 0 ? JOB_QUEUED : (job_state)state;
+		r->attempt = (int)store_pg__col_i64(res, count, 2);
+		r->lost = (int)store_pg__col_i64(res, count, 3);
+	}
+	PQclear(res);
+	*n = count;
+	return 0;
+}
+
+/*
+ * The cancel request, one statement: the UPDATE of a queued or running job,
+ * and the job's state as this statement's snapshot saw it. When the UPDATE
+ * matched nothing but that state is queued or running, the job moved
+ * between the two (it finished meanwhile): asked again, the next statement
+ * sees where it went.
+ */
+int store_pg__request_cancel(store *s, const char *id, job_state *state, sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	const char *params[] = { id };
+	if (id && !utf8_valid(id)) /* no job has such an id (see utf8_valid) */
+		return sf_err_set(err, SF_EINVAL, "job %s not found", id);
+	for (int attempt = 0;; attempt++) {
+		int rc = store_pg__call_begin(p, CALL_WRITE, err, "store_request_cancel");
+		if (rc)
+			return rc;
+		PGresult *res = NULL;
+		rc = store_pg__run(
+			p, &res, NULL, err, "store_request_cancel",
+			"WITH c AS (UPDATE jobs SET "
+			"state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state END, "
+			"finished_ms = CASE WHEN state = 'queued' THEN " NOW_MS " ELSE finished_ms END, "
+			"cancel_requested = cancel_requested OR state = 'running' "
+			"WHERE id = $1 AND state IN ('queued', 'running') RETURNING state) "
+			"SELECT (SELECT state FROM c), (SELECT state FROM jobs WHERE id = $1)",
+			1, params);
+		if ((rc = store_pg__call_end(p, CALL_WRITE, rc, err, "store_request_cancel")) != 0) {
+			PQclear(res);
+			return rc;
+		}
+		int moved = !PQgetisnull(res, 0, 0);
+		int now = job_state_parse(PQgetvalue(res, 0, moved ? 0 : 1));
+		int found = moved || !PQgetisnull(res, 0, 1);
+		PQclear(res);
+		if (!found)
+			return sf_err_set(err, SF_EINVAL, "job %s not found", id);
+		if (now < 0)
+			return sf_err_set(err, SF_ERANGE, "job %s has an unknown state", id);
+		if (!moved && (now == JOB_QUEUED || now == JOB_RUNNING) && attempt < 3)
+			continue;
+		*state = (job_state)now;
+		return moved;
+	}
+}
+
+/* ---- job events (store.h; store.c checked the arguments) ---- */
+
+/*
+ * The append, one statement: the job's row, fenced (FENCE()) and locked FOR
+ * SHARE, so that a claim, a rescue or an outcome of the job waits for this
+ * append to commit, and this one, waiting for theirs, checks the fence
+ * against what they wrote; then the events, the first of two with one id
+ * in the call, not stored yet (ON CONFLICT DO NOTHING keeps the first data
+ * of an id), inserted only when the fence held. $1 the job, $2 the ids and
+ * $3 the data as arrays, the fence $4 owner and $5 attempt (both NULL when
+ * unfenced). One row: whether the fence held, whether the job exists.
+ */
+static const char APPEND_EVENTS_SQL[] =
+	"WITH job AS (SELECT 1 FROM jobs WHERE id = $1" FENCE("4", "5") " FOR SHARE), "
+	"given AS (SELECT DISTINCT ON (id) id, data FROM unnest($2::bigint[], $3::text[]) "
+	"WITH ORDINALITY AS e (id, data, ord) ORDER BY id, ord), "
+	"ins AS (INSERT INTO job_events (job_id, id, data) SELECT $1, id, data FROM given "
+	"WHERE EXISTS (SELECT 1 FROM job) ON CONFLICT (job_id, id) DO NOTHING RETURNING 1) "
+	"SELECT EXISTS (SELECT 1 FROM job)::int, EXISTS (SELECT 1 FROM jobs WHERE id = $1)::int";
+
+/* APPEND_EVENTS_SQL, one round trip: 0, STORE_LOST (err untouched), or a code. */
+int store_pg__append_job_events(store *s, const char *id, const store_fence *f,
+				const store_event *events, int n, sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	if (!utf8_valid(id)) /* no job has such an id (see utf8_valid) */
+		return sf_err_set(err, SF_EINVAL, "job %s not found", id);
+	pg_text ids = { 0 }, data = { 0 };
+	store_pg__text_add(&ids, "{", 1);
+	store_pg__text_add(&data, "{", 1);
+	for (int i = 0; i < n; i++) {
+		char num[24];
+		snprintf(num, sizeof num, "%lld", (long long)events[i].id);
+		store_pg__text_elem(&ids, num);
+		store_pg__text_elem(&data, events[i].data);
+	}
+	store_pg__text_add(&ids, "}", 1);
+	store_pg__text_add(&data, "}", 1);
+	int rc = ids.oom || data.oom
+			 ? sf_err_set(err, SF_ENOMEM, "store_append_job_events: out of memory")
+			 : store_pg__call_begin(p, CALL_WRITE, err, "store_append_job_events");
+	if (rc) {
+		free(ids.s);
+		free(data.s);
+		return rc;
+	}
+	char attempt[16];
+	snprintf(attempt, sizeof attempt, "%d", f ? f->attempt : 0);
+	const char *params[] = { id, ids.s, data.s, f ? f->owner : NULL, f ? attempt : NULL };
+	PGresult *res = NULL;
+	rc = store_pg__run(p, &res, NULL, err, "store_append_job_events", APPEND_EVENTS_SQL, 5,
+			   params);
+	free(ids.s);
+	free(data.s);
+	if ((rc = store_pg__call_end(p, CALL_WRITE, rc, err, "store_append_job_events")) != 0) {
+		PQclear(res);
+		return rc;
+	}
+	int held = (int)store_pg__col_i64(res, 0, 0), exists = (int)store_pg__col_i64(res, 0, 1);
+	PQclear(res);
+	if (!exists)
+		return sf_err_set(err, SF_EINVAL, "job %s not found", id);
+	return held ? 0 : STORE_LOST;
+}
+
+/* The events of job `id` after `after`, oldest first, at most `cap`; on failure none. */
+int store_pg__job_events(store *s, const char *id, int64_t after, int cap, store_event *out, int *n,
+			 sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	if (!utf8_valid(id))
+		return 0; /* no job has such an id (see utf8_valid) */
+	int rc = store_pg__call_begin(p, CALL_READ, err, "store_job_events");
+	if (rc)
+		return rc;
+	char from[24], limit[16];
+	snprintf(from, sizeof from, "%lld", (long long)after);
+	snprintf(limit, sizeof limit, "%d", cap);
+	const char *params[] = { id, from, limit };
+	PGresult *res = NULL;
+	rc = store_pg__run(p, &res, NULL, err, "store_job_events",
+			   "SELECT id, data FROM job_events WHERE job_id = $1 AND id > $2::bigint "
+			   "ORDER BY id LIMIT $3::int",
+			   3, params);
+	if ((rc = store_pg__call_end(p, CALL_READ, rc, err, "store_job_events")) != 0) {
+		PQclear(res);
+		return rc;
+	}
+	int count = 0, oom = 0, rows = PQntuples(res);
+	for (; count < rows && count < cap; count++) {
+		out[count].id = store_pg__col_i64(res, count, 0);
+		out[count].data = store_pg__col_dup(res, count, 1, &oom);
+		if (!out[count].data) {
+			rc = sf_err_set(err, SF_ENOMEM, "store_job_events: out of memory");
+			break;
+		}
+	}
+	PQclear(res);
+	if (rc) {
+		while (count > 0)
+			store_event_clear(&out[--count]);
+	}
+	*n = count;
+	return rc;
 }
 
 /*
@@ -438,12 +725,13 @@ static int check_levels(const store_level *levels, int nlevels, sf_err *err)
  * id wins, as do the documents stored before), and the tags of the levels
  * inserted. $1 the job, $2 level_ids; the levels as arrays $3 id, $4 kind,
  * $5 doc; their tags as arrays $6 the level's position (1-based), $7 name,
- * $8 text, $9 num. Returns a row only when the job moved.
+ * $8 text, $9 num; the fence $10 owner and $11 attempt (both NULL when
+ * unfenced). Returns a row only when the job moved.
  */
 static const char SUCCEED_SQL[] =
 	"WITH job AS (UPDATE jobs SET state = 'succeeded', finished_ms = " NOW_MS ", "
 	"level_ids = $2, lease_owner = NULL, lease_until = NULL "
-	"WHERE id = $1 AND state = 'running' RETURNING 1), "
+	"WHERE id = $1 AND state = 'running'" FENCE("10", "11") " RETURNING 1), "
 	"given AS (SELECT * FROM unnest($3::text[], $4::text[], $5::text[]) "
 	"WITH ORDINALITY AS l (id, kind, doc, ord)), "
 	"firsts AS (SELECT DISTINCT ON (id) id, kind, doc, ord FROM given ORDER BY id, ord), "
@@ -498,16 +786,14 @@ static int succeed_arrays(const store_level *levels, int nlevels, pg_text arrays
  * written; a tag named twice in one level fails the whole statement, and
  * the message names the level (the server's detail).
  */
-int store_pg__job_succeeded(store *s, const char *id, const store_level *levels, int nlevels,
-			    sf_err *err)
+int store_pg__job_succeeded(store *s, const char *id, const store_fence *f,
+			    const store_level *levels, int nlevels, sf_err *err)
 {
 	store_pg *p = (store_pg *)s;
-	int rc = check_levels(levels, nlevels, err);
-	if (rc)
-		return rc;
-	if (!p || !id)
+	int rc;
+	if (!id)
 		return sf_err_set(err, SF_EINVAL, "job transition: no store or id");
-	char *ids = level_ids_json(levels, nlevels);
+	char *ids = store__level_ids_json(levels, nlevels);
 	if (!ids)
 		return sf_err_set(
 			err, SF_EINVAL,
@@ -520,7 +806,7 @@ int store_pg__job_succeeded(store *s, const char *id, const store_level *levels,
 	if ((rc = store_pg__call_begin(p, CALL_WRITE, err, "store_job_succeeded")) == 0) {
 		const char *params[] = { ids,         arrays[0].s, arrays[1].s, arrays[2].s,
 					 arrays[3].s, arrays[4].s, arrays[5].s, arrays[6].s };
-		rc = transition(p, id, "succeeded", SUCCEED_SQL, 8, params, err);
+		rc = transition(p, id, "succeeded", SUCCEED_SQL, 8, params, 1, f, err);
 		rc = store_pg__call_end(p, CALL_WRITE, rc, err, "store_job_succeeded");
 	}
 	for (int a = 0; a < 7; a++)
@@ -530,10 +816,10 @@ int store_pg__job_succeeded(store *s, const char *id, const store_level *levels,
 }
 
 /*
- * One statement: requeues the running jobs (a data-modifying WITH runs to
- * completion) and lists the queued and running ones as they were before
- * it, oldest first. *ids is NULL when *n is 0; on failure nothing is
- * changed.
+ * One statement: cancels the jobs whose cancel was requested, requeues the
+ * other running jobs (a data-modifying WITH runs to completion) and lists
+ * the other queued and running ones as they were before it, oldest first.
+ * *ids is NULL when *n is 0; on failure nothing is changed.
  */
 int store_pg__pending_jobs(store *s, char (**ids)[40], size_t *n, sf_err *err)
 {
@@ -549,9 +835,13 @@ int store_pg__pending_jobs(store *s, char (**ids)[40], size_t *n, sf_err *err)
 		return rc;
 	PGresult *res = NULL;
 	rc = store_pg__run(p, &res, NULL, err, "store_pending_jobs",
-			   "WITH requeued AS (UPDATE jobs SET " REQUEUE_SET
-			   " WHERE state = 'running' RETURNING 1) "
-			   "SELECT id FROM jobs WHERE state IN ('queued', 'running') ORDER BY seq",
+			   "WITH cancelled AS (UPDATE jobs SET state = 'cancelled', finished_ms = " NOW_MS
+			   ", lease_owner = NULL, lease_until = NULL WHERE state IN ('queued', "
+			   "'running') AND cancel_requested RETURNING 1), "
+			   "requeued AS (UPDATE jobs SET " REQUEUE_SET
+			   " WHERE state = 'running' AND NOT cancel_requested RETURNING 1) "
+			   "SELECT id FROM jobs WHERE state IN ('queued', 'running') "
+			   "AND NOT cancel_requested ORDER BY seq",
 			   0, NULL);
 	if ((rc = store_pg__call_end(p, CALL_WRITE, rc, err, "store_pending_jobs")) != 0) {
 		PQclear(res);
@@ -624,32 +914,11 @@ int store_pg__get_level(store *s, const char *id, char **doc, sf_err *err)
 		*doc = NULL;
 	if (!s || !id || !doc)
 		return sf_err_set(err, SF_EINVAL, "store_get_level: no store, id or doc");
+	if (!utf8_valid(id))
+		return 0; /* no level has such an id (see utf8_valid) */
 	const char *params[] = { id };
 	return read_doc((store_pg *)s, "store_get_level", "SELECT doc FROM levels WHERE id = $1", 1,
 			params, doc, err);
-}
-
-/* Checks the filters of store_list_levels(). */
-static int check_filters(const store_filter *filters, int nfilters, sf_err *err)
-{
-	if (nfilters < 0 || nfilters > STORE_MAX_FILTERS || (nfilters > 0 && !filters))
-		return sf_err_set(err, SF_EINVAL, "store_list_levels: %d filters, allowed 0..%d",
-				  nfilters, STORE_MAX_FILTERS);
-	for (int i = 0; i < nfilters; i++) {
-		const store_filter *f = &filters[i];
-		if (!f->name)
-			return sf_err_set(err, SF_EINVAL,
-					  "store_list_levels: filter %d has no name", i);
-		if (!f->text == !f->has_min)
-			return sf_err_set(err, SF_EINVAL,
-					  "store_list_levels: filter %s needs a text or a min, "
-					  "not both and not neither",
-					  f->name);
-		if (f->has_min && f->min != f->min)
-			return sf_err_set(err, SF_EINVAL,
-					  "store_list_levels: filter %s: min is NaN", f->name);
-	}
-	return 0;
 }
 
 /*
@@ -664,17 +933,14 @@ int store_pg__list_levels(store *s, const char *kind, const store_filter *filter
 			  sf_err *err)
 {
 	store_pg *p = (store_pg *)s;
-	if (n)
-		*n = 0;
-	if (!p || !n || (limit > 0 && !docs))
-		return sf_err_set(err, SF_EINVAL, "store_list_levels: no store, docs or n");
-	if (limit < 0 || before < 0)
-		return sf_err_set(err, SF_EINVAL,
-				  "store_list_levels: limit %d and before %lld must be >= 0", limit,
-				  (long long)before);
-	int rc = check_filters(filters, nfilters, err);
-	if (rc || limit == 0)
-		return rc;
+	int rc;
+	/* A text that is not UTF-8 matches nothing stored (see utf8_valid). */
+	for (int i = 0; i < nfilters; i++) {
+		if (filters[i].text && !utf8_valid(filters[i].text)) {
+			*n = 0;
+			return 0;
+		}
+	}
 	if ((rc = store_pg__call_begin(p, CALL_READ, err, "store_list_levels")) != 0)
 		return rc;
 	enum { MAXP = 3 + 2 * STORE_MAX_FILTERS };
@@ -845,6 +1111,8 @@ int store_pg__get_resource(store *s, const char *type, const char *name, char **
 	if (!p || !type || !name || !format || !body)
 		return sf_err_set(err, SF_EINVAL,
 				  "store_get_resource: no store, type, name, format or body");
+	if (!utf8_valid(type) || !utf8_valid(name))
+		return 0; /* no resource has such a name (see utf8_valid) */
 	int rc = store_pg__call_begin(p, CALL_READ, err, "store_get_resource");
 	if (rc)
 		return rc;

@@ -58,9 +58,33 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-/* Sets a job back to queued without a trace of its run. */
-#define REQUEUE_SET \
-	"state = 'queued', started_ms = NULL, generation = 0, generations = 0, best = NULL"
+/* Sets a job back to queued without a trace of its run, its lease included. */
+#define REQUEUE_SET                                                                           \
+	"state = 'queued', started_ms = NULL, generation = 0, generations = 0, best = NULL, " \
+	"lease_owner = NULL, lease_until = NULL"
+
+/*
+ * store_job_requeue(): REQUEUE_SET, but a job whose cancel was requested
+ * becomes cancelled at ?2 (store.h): queued, nobody would claim it.
+ */
+#define REQUEUE_OR_CANCEL_SET                                                                  \
+	"state = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'queued' END, "              \
+	"finished_ms = CASE WHEN cancel_requested THEN ?2 END, started_ms = NULL, "            \
+	"generation = 0, generations = 0, best = NULL, lease_owner = NULL, lease_until = NULL"
+
+/* What store_rescue_expired() makes of an expired job ?1 = now, ?2 = max_lost (store.h). */
+#define RESCUE_FINAL "(cancel_requested OR lost + 1 >= ?2)"
+#define RESCUE_SET                                                                             \
+	"lost = lost + 1, state = CASE WHEN cancel_requested THEN 'cancelled' "                \
+	"WHEN lost + 1 >= ?2 THEN 'failed' ELSE 'queued' END, "                                \
+	"finished_ms = CASE WHEN " RESCUE_FINAL " THEN ?1 END, "                               \
+	"error = CASE WHEN NOT cancel_requested AND lost + 1 >= ?2 THEN "                      \
+	"'the job lost its node ' || CAST(lost + 1 AS TEXT) || "                               \
+	"' times (its lease expired each time); it is not retried' END, "                      \
+	"started_ms = CASE WHEN " RESCUE_FINAL " THEN started_ms END, "                        \
+	"generation = CASE WHEN " RESCUE_FINAL " THEN generation ELSE 0 END, "                 \
+	"generations = CASE WHEN " RESCUE_FINAL " THEN generations ELSE 0 END, "               \
+	"best = CASE WHEN " RESCUE_FINAL " THEN best END, lease_owner = NULL, lease_until = NULL"
 
 /*
  * Every fixed statement. Job listings bind ?1 = before, ?2 = limit,
@@ -86,16 +110,41 @@ static const char *const SQL[ST__COUNT] = {
 			 "ORDER BY seq DESC LIMIT ?2",
 	[ST_JOBS_STATE_KIND] = "SELECT " STORE__JOB_COLS " FROM jobs WHERE state = ?3 "
 			       "AND kind = ?4 AND seq < ?1 ORDER BY seq DESC LIMIT ?2",
-	[ST_JOB_STATE] = "SELECT state FROM jobs WHERE id = ?1",
+	[ST_JOB_STATE] = "SELECT state, lease_owner, attempt FROM jobs WHERE id = ?1",
 	[ST_JOB_START] = "UPDATE jobs SET state = 'running', started_ms = ?2 WHERE id = ?1",
 	[ST_JOB_PROGRESS] = "UPDATE jobs SET generation = ?2, generations = ?3, best = ?4 "
 			    "WHERE id = ?1",
-	[ST_JOB_SUCCEED] = "UPDATE jobs SET state = 'succeeded', finished_ms = ?2, level_ids = ?3 "
-			   "WHERE id = ?1",
-	[ST_JOB_FAIL] = "UPDATE jobs SET state = 'failed', finished_ms = ?2, error = ?3 "
-			"WHERE id = ?1",
-	[ST_JOB_CANCEL] = "UPDATE jobs SET state = 'cancelled', finished_ms = ?2 WHERE id = ?1",
-	[ST_JOB_REQUEUE] = "UPDATE jobs SET " REQUEUE_SET " WHERE id = ?1",
+	[ST_JOB_SUCCEED] = "UPDATE jobs SET state = 'succeeded', finished_ms = ?2, level_ids = ?3, "
+			   "lease_owner = NULL, lease_until = NULL WHERE id = ?1",
+	[ST_JOB_FAIL] = "UPDATE jobs SET state = 'failed', finished_ms = ?2, error = ?3, "
+			"lease_owner = NULL, lease_until = NULL WHERE id = ?1",
+	[ST_JOB_CANCEL] = "UPDATE jobs SET state = 'cancelled', finished_ms = ?2, "
+			  "lease_owner = NULL, lease_until = NULL WHERE id = ?1",
+	[ST_JOB_REQUEUE] = "UPDATE jobs SET " REQUEUE_OR_CANCEL_SET " WHERE id = ?1",
+	[ST_JOB_EXISTS] = "SELECT 1 FROM jobs WHERE id = ?1",
+	/* ?1 owner, ?2 now, ?3 lease_ms; the partial index jobs_queued gives the oldest. */
+	[ST_JOB_CLAIM] = "UPDATE jobs SET state = 'running', attempt = attempt + 1, "
+			 "lease_owner = ?1, lease_until = ?2 + ?3, started_ms = ?2, generation = 0, "
+			 "generations = 0, best = NULL WHERE seq = (SELECT seq FROM jobs "
+			 "WHERE state = 'queued' AND NOT cancel_requested ORDER BY seq LIMIT 1) "
+			 "RETURNING " STORE__JOB_COLS,
+	/* ?1 id, ?2 owner, ?3 attempt (the fence), ?4 now, ?5 lease_ms, then the progress. */
+	[ST_JOB_HEARTBEAT] = "UPDATE jobs SET lease_until = ?4 + ?5, generation = ?6, "
+			     "generations = ?7, best = ?8 WHERE id = ?1 AND state = 'running' "
+			     "AND lease_owner = ?2 AND attempt = ?3 RETURNING cancel_requested",
+	/* ?1 now, ?2 max_lost, ?3 cap; the partial index jobs_lease gives the oldest lease. */
+	[ST_JOB_RESCUE] = "UPDATE jobs SET " RESCUE_SET " WHERE seq IN (SELECT seq FROM jobs "
+			  "WHERE state = 'running' AND lease_until < ?1 ORDER BY lease_until "
+			  "LIMIT ?3) RETURNING id, state, attempt, lost",
+	/* ?1 id, ?2 now: queued -> cancelled, running -> cancel_requested. */
+	[ST_JOB_REQUEST_CANCEL] =
+		"UPDATE jobs SET state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state END, "
+		"finished_ms = CASE WHEN state = 'queued' THEN ?2 ELSE finished_ms END, "
+		"cancel_requested = CASE WHEN state = 'running' THEN 1 ELSE cancel_requested END "
+		"WHERE id = ?1 AND state IN ('queued', 'running') RETURNING state",
+	[ST_PENDING_CANCEL] = "UPDATE jobs SET state = 'cancelled', finished_ms = ?1, "
+			      "lease_owner = NULL, lease_until = NULL "
+			      "WHERE state IN ('queued', 'running') AND cancel_requested",
 	[ST_IDEM_GET] = "SELECT request_hash, job_id FROM idempotency_keys WHERE key = ?1",
 	[ST_IDEM_INSERT] = "INSERT INTO idempotency_keys (key, request_hash, job_id, created_ms) "
 			   "VALUES (?1, ?2, ?3, ?4)",
@@ -122,6 +171,12 @@ static const char *const SQL[ST__COUNT] = {
 	[ST_RES_LIST] = "SELECT seq, name, format, summary, "
 			"CASE WHEN summary IS NULL THEN body END, created FROM resources "
 			"WHERE type = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3",
+	/* An event id stored before keeps its first data (a rerun reports it again). */
+	[ST_EVENT_INSERT] = "INSERT INTO job_events (job_id, id, data) VALUES (?1, ?2, ?3) "
+			    "ON CONFLICT (job_id, id) DO NOTHING",
+	/* ?1 job, ?2 after, ?3 cap: the primary key (job_id, id) gives them in order. */
+	[ST_EVENTS_GET] = "SELECT id, data FROM job_events WHERE job_id = ?1 AND id > ?2 "
+			  "ORDER BY id LIMIT ?3",
 };
 
 /* ---- helpers (contracts in store_sqlite.h) ---- */
@@ -267,32 +322,13 @@ static int run_fixed(sq_store *s, enum store__stmt id, sf_err *err, const char *
 	return rc;
 }
 
-/*
- * The test seam's file (store.h): the fault it asks for, read now. A file
- * that is missing or says anything else asks for none.
- */
-static int fault_file_read(const char *path)
-{
-	char text[16] = "";
-	FILE *f = fopen(path, "r");
-	if (f) {
-		size_t n = fread(text, 1, sizeof text - 1, f);
-		text[n] = '\0';
-		fclose(f);
-	}
-	text[strcspn(text, "\r\n")] = '\0';
-	return !strcmp(text, "full")       ? STORE_FULL
-	       : !strcmp(text, "readonly") ? STORE_UNWRITABLE
-					   : STORE_OK;
-}
-
 static int simulate_fault(sq_store *s, int fault, sf_err *err);
 
 /* The test seam's file, read before every write transaction (store.h). */
 static void fault_file_apply(sq_store *s)
 {
 	if (s->fault_file) {
-		int want = fault_file_read(s->fault_file);
+		int want = store__fault_file_read(s->fault_file);
 		if (want != s->simulated)
 			simulate_fault(s, want, NULL);
 	}
@@ -656,6 +692,12 @@ const struct store_ops store_sqlite_ops = {
 	.job_failed = store_sqlite_job_failed,
 	.job_cancelled = store_sqlite_job_cancelled,
 	.job_requeue = store_sqlite_job_requeue,
+	.claim_job = store_sqlite_claim_job,
+	.job_heartbeat = store_sqlite_job_heartbeat,
+	.rescue_expired = store_sqlite_rescue_expired,
+	.request_cancel = store_sqlite_request_cancel,
+	.append_job_events = store_sqlite_append_job_events,
+	.job_events = store_sqlite_job_events,
 	.pending_jobs = store_sqlite_pending_jobs,
 	.count_jobs = store_sqlite_count_jobs,
 	.get_level = store_sqlite_get_level,

@@ -45,6 +45,12 @@ enum store__stmt {
 	ST_JOB_FAIL,
 	ST_JOB_CANCEL,
 	ST_JOB_REQUEUE,
+	ST_JOB_EXISTS,
+	ST_JOB_CLAIM, /* leases (store.h, store_claim_job()) */
+	ST_JOB_HEARTBEAT,
+	ST_JOB_RESCUE,
+	ST_JOB_REQUEST_CANCEL,
+	ST_PENDING_CANCEL,
 	ST_IDEM_GET,
 	ST_IDEM_INSERT,
 	ST_PENDING,
@@ -58,13 +64,16 @@ enum store__stmt {
 	ST_RES_PUT,
 	ST_RES_GET,
 	ST_RES_LIST,
+	ST_EVENT_INSERT, /* job events (store.h, store_append_job_events()) */
+	ST_EVENTS_GET,
 	ST__COUNT
 };
 
 /* The columns store__job_from_row() reads, in its order. */
 #define STORE__JOB_COLS                                                                         \
 	"id, seq, kind, params, seed, state, created_ms, started_ms, finished_ms, generation, " \
-	"generations, best, error, level_ids"
+	"generations, best, error, level_ids, attempt, lost, lease_owner, lease_until, "       \
+	"cancel_requested"
 
 /* Level-listing shapes kept prepared; the HTTP API uses a handful. */
 #define STORE__LIST_CACHE 8
@@ -140,11 +149,23 @@ int store_sqlite_list_jobs(store *s, int state, const char *kind, int64_t before
 int store_sqlite_job_started(store *s, const char *id, sf_err *err);
 int store_sqlite_job_progress(store *s, const char *id, int generation, int generations,
 			      double best, sf_err *err);
-int store_sqlite_job_succeeded(store *s, const char *id, const store_level *levels, int nlevels,
+int store_sqlite_job_succeeded(store *s, const char *id, const store_fence *f,
+			       const store_level *levels, int nlevels, sf_err *err);
+int store_sqlite_job_failed(store *s, const char *id, const store_fence *f, const char *error,
+			    sf_err *err);
+int store_sqlite_job_cancelled(store *s, const char *id, const store_fence *f, sf_err *err);
+int store_sqlite_job_requeue(store *s, const char *id, const store_fence *f, sf_err *err);
+int store_sqlite_claim_job(store *s, const char *owner, int lease_ms, store_job *job, sf_err *err);
+int store_sqlite_job_heartbeat(store *s, const char *id, const store_fence *f, int lease_ms,
+			       int generation, int generations, double best, int *cancel,
 			       sf_err *err);
-int store_sqlite_job_failed(store *s, const char *id, const char *error, sf_err *err);
-int store_sqlite_job_cancelled(store *s, const char *id, sf_err *err);
-int store_sqlite_job_requeue(store *s, const char *id, sf_err *err);
+int store_sqlite_rescue_expired(store *s, int max_lost, store_rescued *out, int cap, int *n,
+				sf_err *err);
+int store_sqlite_request_cancel(store *s, const char *id, job_state *state, sf_err *err);
+int store_sqlite_append_job_events(store *s, const char *id, const store_fence *f,
+				   const store_event *events, int n, sf_err *err);
+int store_sqlite_job_events(store *s, const char *id, int64_t after, int cap, store_event *out,
+			    int *n, sf_err *err);
 int store_sqlite_pending_jobs(store *s, char (**ids)[40], size_t *n, sf_err *err);
 int store_sqlite_count_jobs(store *s, int64_t counts[5], sf_err *err);
 int store_sqlite_get_level(store *s, const char *id, char **doc, sf_err *err);

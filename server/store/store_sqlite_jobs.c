@@ -1,5 +1,5 @@
 /*
- * store_sqlite_jobs.c - jobs and levels in the SQLite store (store.h; the
+ * store_sqlite_jobs.c - jobs, their events and levels in the SQLite store (store.h; the
  * connection and the helpers are in store_sqlite.c).
  *
  * The job life cycle is enforced here, not only in the scheduler: every
@@ -7,6 +7,14 @@
  * transaction and refuses a move the life cycle does not have, so a final
  * state (succeeded, failed, cancelled) is final even when a cancel and a
  * finishing worker race, or a second process shares the database.
+ *
+ * Leases (store.h, store_claim_job()): a claim, a heartbeat, a rescue and
+ * a cancel request are each one UPDATE ... RETURNING inside a BEGIN
+ * IMMEDIATE transaction, so two processes on one file (or two handles)
+ * never take the same job. A fenced outcome reads the job's state, owner
+ * and attempt in the transaction that writes it (transition_begin()), and
+ * writes nothing when they are not the fence's (STORE_LOST). Times are
+ * this process's clock: one node per SQLite file.
  *
  * A job's levels arrive with its success: the levels, their tags and the
  * job's new state are one transaction, so a level is never stored without
@@ -16,7 +24,6 @@
  */
 #include "store_sqlite.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +53,12 @@ static int job_from_row(sqlite3_stmt *st, store_job *job, sf_err *err)
 	job->best = sqlite3_column_double(st, 11);
 	job->error = store__col_dup(st, 12, &oom);
 	job->level_ids = store__col_dup(st, 13, &oom);
+	job->attempt = sqlite3_column_int(st, 14);
+	job->lost = sqlite3_column_int(st, 15);
+	const char *owner = (const char *)sqlite3_column_text(st, 16);
+	snprintf(job->lease_owner, sizeof job->lease_owner, "%s", owner ? owner : "");
+	job->lease_until_ms = sqlite3_column_int64(st, 17);
+	job->cancel_requested = sqlite3_column_int(st, 18) != 0;
 	if (oom || !job->kind || !job->params) {
 		store_job_clear(job);
 		return sf_err_set(err, SF_ENOMEM, "reading a job: out of memory");
@@ -137,20 +150,6 @@ int store_sqlite_insert_job(store *base, store_job *job, const char *idem_key,
 			    const char *request_hash, int *existing, sf_err *err)
 {
 	sq_store *s = (sq_store *)base;
-	if (existing)
-		*existing = 0;
-	if (!s || !job)
-		return sf_err_set(err, SF_EINVAL, "store_insert_job: no store or job");
-	size_t idlen = strnlen(job->id, sizeof job->id);
-	if (idlen == 0 || idlen == sizeof job->id)
-		return sf_err_set(err, SF_EINVAL, "store_insert_job: job id of 1..%zu characters",
-				  sizeof job->id - 1);
-	if (!job->kind || !job->params)
-		return sf_err_set(err, SF_EINVAL, "store_insert_job: job %s lacks kind or params",
-				  job->id);
-	if (idem_key && !request_hash)
-		return sf_err_set(err, SF_EINVAL,
-				  "store_insert_job: Idempotency-Key without a request hash");
 	int rc = store__begin(s, err, "store_insert_job");
 	if (rc)
 		return rc;
@@ -205,6 +204,9 @@ int store_sqlite_insert_job(store *base, store_job *job, const char *idem_key,
 	job->started_ms = job->finished_ms = 0;
 	job->generation = job->generations = 0;
 	job->best = 0;
+	job->attempt = job->lost = job->cancel_requested = 0;
+	job->lease_owner[0] = '\0';
+	job->lease_until_ms = 0;
 	return 0;
 }
 
@@ -226,19 +228,6 @@ int store_sqlite_list_jobs(store *base, int state, const char *kind, int64_t bef
 			   store_job *jobs, int *n, sf_err *err)
 {
 	sq_store *s = (sq_store *)base;
-	if (n)
-		*n = 0;
-	if (!s || !n || (limit > 0 && !jobs))
-		return sf_err_set(err, SF_EINVAL, "store_list_jobs: no store, jobs or n");
-	if (state < -1 || state > JOB_CANCELLED)
-		return sf_err_set(err, SF_EINVAL, "store_list_jobs: state %d, allowed -1..%d",
-				  state, JOB_CANCELLED);
-	if (limit < 0 || before < 0)
-		return sf_err_set(err, SF_EINVAL,
-				  "store_list_jobs: limit %d and before %lld must be >= 0", limit,
-				  (long long)before);
-	if (limit == 0)
-		return 0;
 	enum store__stmt id = state < 0 ? (kind ? ST_JOBS_KIND : ST_JOBS_ANY)
 					: (kind ? ST_JOBS_STATE_KIND : ST_JOBS_STATE);
 	sqlite3_stmt *st;
@@ -273,10 +262,13 @@ int store_sqlite_list_jobs(store *base, int state, const char *kind, int64_t bef
 
 /*
  * Opens the write transaction of a move of job `id` to `to`, after checking
- * that the job is in one of the states of the mask `from`. On failure no
+ * that the job is in one of the states of the mask `from`, or with a fence
+ * `f` (not NULL), that it is running under f's owner and attempt
+ * (otherwise STORE_LOST, err untouched). On failure (or STORE_LOST) no
  * transaction stays open.
  */
-static int transition_begin(sq_store *s, const char *id, unsigned from, const char *to, sf_err *err)
+static int transition_begin(sq_store *s, const char *id, unsigned from, const char *to,
+			    const store_fence *f, sf_err *err)
 {
 	if (!s || !id)
 		return sf_err_set(err, SF_EINVAL, "job transition: no store or id");
@@ -300,8 +292,13 @@ static int transition_begin(sq_store *s, const char *id, unsigned from, const ch
 		rc = store__db_err(s, rc, err, "%s: reading the state", what);
 	} else {
 		int state = job_state_parse((const char *)sqlite3_column_text(st, 0));
+		const char *owner = (const char *)sqlite3_column_text(st, 1);
 		rc = 0;
-		if (state < 0 || !(from & BIT(state)))
+		if (f) {
+			if (state != JOB_RUNNING || !owner || strcmp(owner, f->owner) != 0 ||
+			    sqlite3_column_int(st, 2) != f->attempt)
+				rc = STORE_LOST;
+		} else if (state < 0 || !(from & BIT(state)))
 			rc = sf_err_set(err, SF_ERANGE, "job %s is %s, cannot become %s", id,
 					job_state_name((job_state)state), to);
 	}
@@ -337,7 +334,7 @@ static int transition_end(sq_store *s, enum store__stmt which, const char *id, c
 int store_sqlite_job_started(store *base, const char *id, sf_err *err)
 {
 	sq_store *s = (sq_store *)base;
-	int rc = transition_begin(s, id, BIT(JOB_QUEUED), "running", err);
+	int rc = transition_begin(s, id, BIT(JOB_QUEUED), "running", NULL, err);
 	return rc ? rc : transition_end(s, ST_JOB_START, id, NULL, err);
 }
 
@@ -346,7 +343,7 @@ int store_sqlite_job_progress(store *base, const char *id, int generation, int g
 			      double best, sf_err *err)
 {
 	sq_store *s = (sq_store *)base;
-	int rc = transition_begin(s, id, BIT(JOB_RUNNING), "running (progress)", err);
+	int rc = transition_begin(s, id, BIT(JOB_RUNNING), "running (progress)", NULL, err);
 	if (rc)
 		return rc;
 	sqlite3_stmt *st;
@@ -402,66 +399,23 @@ static int level_insert(sq_store *s, const store_level *lv, int64_t now, sf_err 
 	return 0;
 }
 
-/* The JSON array text of levels[].id (malloc'ed), or NULL when out of memory or not UTF-8. */
-static char *level_ids_json(const store_level *levels, int nlevels)
-{
-	json_t *arr = json_array();
-	for (int i = 0; arr && i < nlevels; i++) {
-		if (json_array_append_new(arr, json_string(levels[i].id)) != 0) {
-			json_decref(arr);
-			arr = NULL;
-		}
-	}
-	char *text = arr ? json_dumps(arr, JSON_COMPACT) : NULL;
-	json_decref(arr);
-	return text;
-}
-
-/* Checks what store_job_succeeded() is given, before anything is written. */
-static int check_levels(const store_level *levels, int nlevels, sf_err *err)
-{
-	if (nlevels < 0 || (nlevels > 0 && !levels))
-		return sf_err_set(err, SF_EINVAL, "store_job_succeeded: %d levels", nlevels);
-	for (int i = 0; i < nlevels; i++) {
-		const store_level *lv = &levels[i];
-		if (!lv->id || !*lv->id || !lv->kind || !lv->doc)
-			return sf_err_set(err, SF_EINVAL,
-					  "store_job_succeeded: levels[%d] lacks id, kind or doc",
-					  i);
-		if (lv->ntags < 0 || lv->ntags > STORE_MAX_TAGS)
-			return sf_err_set(
-				err, SF_EINVAL,
-				"store_job_succeeded: level %s has %d tags, allowed 0..%d", lv->id,
-				lv->ntags, STORE_MAX_TAGS);
-		for (int t = 0; t < lv->ntags; t++)
-			if (!lv->tag_name[t])
-				return sf_err_set(
-					err, SF_EINVAL,
-					"store_job_succeeded: level %s, tag %d has no name", lv->id,
-					t);
-	}
-	return 0;
-}
-
 /*
  * running -> succeeded with its levels, all in one transaction: each level
  * not stored yet with its tags (ON CONFLICT (id) DO NOTHING keeps the first
  * document of an id), level_ids as the JSON array of levels[].id in order,
  * finished_ms. On failure nothing is written.
  */
-int store_sqlite_job_succeeded(store *base, const char *id, const store_level *levels, int nlevels,
-			       sf_err *err)
+int store_sqlite_job_succeeded(store *base, const char *id, const store_fence *f,
+			       const store_level *levels, int nlevels, sf_err *err)
 {
 	sq_store *s = (sq_store *)base;
-	int rc = check_levels(levels, nlevels, err);
-	if (rc)
-		return rc;
-	char *ids = level_ids_json(levels, nlevels);
+	int rc;
+	char *ids = store__level_ids_json(levels, nlevels);
 	if (!ids)
 		return sf_err_set(
 			err, SF_EINVAL,
 			"store_job_succeeded: level ids are not UTF-8 (or out of memory)");
-	if ((rc = transition_begin(s, id, BIT(JOB_RUNNING), "succeeded", err)) != 0)
+	if ((rc = transition_begin(s, id, BIT(JOB_RUNNING), "succeeded", f, err)) != 0)
 		goto out;
 	int64_t now = store__now_ms();
 	for (int i = 0; i < nlevels && !rc; i++)
@@ -473,29 +427,344 @@ out:
 }
 
 /* queued or running -> failed, recording `error` (not NULL) and finished_ms. */
-int store_sqlite_job_failed(store *base, const char *id, const char *error, sf_err *err)
+int store_sqlite_job_failed(store *base, const char *id, const store_fence *f, const char *error,
+			    sf_err *err)
 {
 	sq_store *s = (sq_store *)base;
 	if (!error)
 		return sf_err_set(err, SF_EINVAL, "store_job_failed: no error message");
-	int rc = transition_begin(s, id, BIT(JOB_QUEUED) | BIT(JOB_RUNNING), "failed", err);
+	int rc = transition_begin(s, id, BIT(JOB_QUEUED) | BIT(JOB_RUNNING), "failed", f, err);
 	return rc ? rc : transition_end(s, ST_JOB_FAIL, id, error, err);
 }
 
 /* queued or running -> cancelled, stamping finished_ms. */
-int store_sqlite_job_cancelled(store *base, const char *id, sf_err *err)
+int store_sqlite_job_cancelled(store *base, const char *id, const store_fence *f, sf_err *err)
 {
 	sq_store *s = (sq_store *)base;
-	int rc = transition_begin(s, id, BIT(JOB_QUEUED) | BIT(JOB_RUNNING), "cancelled", err);
+	int rc = transition_begin(s, id, BIT(JOB_QUEUED) | BIT(JOB_RUNNING), "cancelled", f, err);
 	return rc ? rc : transition_end(s, ST_JOB_CANCEL, id, NULL, err);
 }
 
-/* queued or running -> queued, clearing started_ms and the progress. */
-int store_sqlite_job_requeue(store *base, const char *id, sf_err *err)
+/*
+ * queued or running -> queued, clearing started_ms, the progress and the
+ * lease; cancelled instead when a cancel was requested (store.h).
+ */
+int store_sqlite_job_requeue(store *base, const char *id, const store_fence *f, sf_err *err)
 {
 	sq_store *s = (sq_store *)base;
-	int rc = transition_begin(s, id, BIT(JOB_QUEUED) | BIT(JOB_RUNNING), "queued", err);
+	int rc = transition_begin(s, id, BIT(JOB_QUEUED) | BIT(JOB_RUNNING), "queued", f, err);
 	return rc ? rc : transition_end(s, ST_JOB_REQUEUE, id, NULL, err);
+}
+
+/* ---- leases (store.h; store.c checked the arguments) ---- */
+
+/*
+ * Steps `st`, a statement with RETURNING, to its end: 1 when it returned a
+ * row (read by `row`, when not NULL, before the next step), 0 when none,
+ * or the reported code. Leaves `st` for the caller's store__done().
+ */
+static int step_returning(sq_store *s, sqlite3_stmt *st,
+			  int (*row)(sqlite3_stmt *st, void *arg, sf_err *err), void *arg,
+			  sf_err *err, const char *what)
+{
+	int found = 0, rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (row) {
+			int r = row(st, arg, err);
+			if (r)
+				return r;
+		}
+		found = 1;
+	}
+	return rc == SQLITE_DONE ? found : store__db_err(s, rc, err, "%s", what);
+}
+
+/* step_returning()'s reader for the claim: the job, once. */
+static int claim_row(sqlite3_stmt *st, void *arg, sf_err *err)
+{
+	return job_from_row(st, arg, err);
+}
+
+/*
+ * The oldest claimable job -> running under `owner`'s lease, with one
+ * UPDATE ... RETURNING in its own transaction (BEGIN IMMEDIATE: another
+ * process claims after it, and finds the next job).
+ */
+int store_sqlite_claim_job(store *base, const char *owner, int lease_ms, store_job *job, sf_err *err)
+{
+	sq_store *s = (sq_store *)base;
+	int rc = store__begin(s, err, "store_claim_job");
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	if ((rc = store__prep(s, ST_JOB_CLAIM, &st, err)) != 0)
+		return store__fail(s, rc);
+	store_job claimed;
+	memset(&claimed, 0, sizeof claimed);
+	if (store__bind_text(st, 1, owner) || sqlite3_bind_int64(st, 2, store__now_ms()) ||
+	    sqlite3_bind_int(st, 3, lease_ms)) {
+		rc = store__bind_err(s, err, "store_claim_job");
+		store__done(st);
+		return store__fail(s, rc);
+	}
+	int found = step_returning(s, st, claim_row, &claimed, err, "store_claim_job");
+	store__done(st);
+	if (found < 0) {
+		store_job_clear(&claimed);
+		return store__fail(s, found);
+	}
+	if ((rc = store__commit(s, err, "store_claim_job")) != 0) {
+		store_job_clear(&claimed);
+		return rc;
+	}
+	if (found)
+		*job = claimed;
+	return found;
+}
+
+/* Checks that job `id` exists, inside the open transaction: 0, SF_EINVAL, or a code. */
+static int job_exists(sq_store *s, const char *id, sf_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = store__prep(s, ST_JOB_EXISTS, &st, err);
+	if (rc)
+		return rc;
+	if (store__bind_text(st, 1, id)) {
+		rc = store__bind_err(s, err, "reading a job");
+		store__done(st);
+		return rc;
+	}
+	rc = step_returning(s, st, NULL, NULL, err, "reading a job");
+	store__done(st);
+	if (rc == 0)
+		return sf_err_set(err, SF_EINVAL, "job %s not found", id);
+	return rc < 0 ? rc : 0;
+}
+
+/* step_returning()'s reader for the heartbeat: cancel_requested. */
+static int cancel_row(sqlite3_stmt *st, void *arg, sf_err *err)
+{
+	(void)err;
+	*(int *)arg = sqlite3_column_int(st, 0) != 0;
+	return 0;
+}
+
+/* The fenced UPDATE of the lease and progress; STORE_LOST when the fence fails. */
+int store_sqlite_job_heartbeat(store *base, const char *id, const store_fence *f, int lease_ms,
+			       int generation, int generations, double best, int *cancel,
+			       sf_err *err)
+{
+	sq_store *s = (sq_store *)base;
+	int rc = store__begin(s, err, "store_job_heartbeat");
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	if ((rc = store__prep(s, ST_JOB_HEARTBEAT, &st, err)) != 0)
+		return store__fail(s, rc);
+	if (store__bind_text(st, 1, id) || store__bind_text(st, 2, f->owner) ||
+	    sqlite3_bind_int(st, 3, f->attempt) || sqlite3_bind_int64(st, 4, store__now_ms()) ||
+	    sqlite3_bind_int(st, 5, lease_ms) || sqlite3_bind_int(st, 6, generation) ||
+	    sqlite3_bind_int(st, 7, generations) || sqlite3_bind_double(st, 8, best)) {
+		rc = store__bind_err(s, err, "store_job_heartbeat");
+		store__done(st);
+		return store__fail(s, rc);
+	}
+	int requested = 0;
+	int found = step_returning(s, st, cancel_row, &requested, err, "store_job_heartbeat");
+	store__done(st);
+	if (found < 0)
+		return store__fail(s, found);
+	if (found == 0) /* nothing was written: the lease is lost, or there is no such job */
+		return store__fail(s, (rc = job_exists(s, id, err)) != 0 ? rc : STORE_LOST);
+	if ((rc = store__commit(s, err, "store_job_heartbeat")) != 0)
+		return rc;
+	if (cancel)
+		*cancel = requested;
+	return 0;
+}
+
+/* step_returning()'s reader for the rescue: one store_rescued per row, up to the cap. */
+typedef struct rescue_out {
+	store_rescued *out;
+	int cap, n;
+} rescue_out;
+
+static int rescue_row(sqlite3_stmt *st, void *arg, sf_err *err)
+{
+	rescue_out *r = arg;
+	if (r->n >= r->cap)
+		return sf_err_set(err, SF_ESYS, "store_rescue_expired: more rows than the cap");
+	store_rescued *one = &r->out[r->n++];
+	const char *id = (const char *)sqlite3_column_text(st, 0);
+	snprintf(one->id, sizeof one->id, "%s", id ? id : "");
+	int state = job_state_parse((const char *)sqlite3_column_text(st, 1));
+	one->state = state < 0 ? JOB_QUEUED : (job_state)state;
+	one->attempt = sqlite3_column_int(st, 2);
+	one->lost = sqlite3_column_int(st, 3);
+	return 0;
+}
+
+/* One UPDATE ... RETURNING of the expired leases (at most `cap`), in its own transaction. */
+int store_sqlite_rescue_expired(store *base, int max_lost, store_rescued *out, int cap, int *n,
+				sf_err *err)
+{
+	sq_store *s = (sq_store *)base;
+	int rc = store__begin(s, err, "store_rescue_expired");
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	if ((rc = store__prep(s, ST_JOB_RESCUE, &st, err)) != 0)
+		return store__fail(s, rc);
+	if (sqlite3_bind_int64(st, 1, store__now_ms()) || sqlite3_bind_int(st, 2, max_lost) ||
+	    sqlite3_bind_int(st, 3, cap)) {
+		rc = store__bind_err(s, err, "store_rescue_expired");
+		store__done(st);
+		return store__fail(s, rc);
+	}
+	rescue_out r = { out, cap, 0 };
+	rc = step_returning(s, st, rescue_row, &r, err, "store_rescue_expired");
+	store__done(st);
+	if (rc < 0)
+		return store__fail(s, rc);
+	if ((rc = store__commit(s, err, "store_rescue_expired")) != 0)
+		return rc;
+	*n = r.n;
+	return 0;
+}
+
+/* step_returning()'s reader of a state column. */
+static int state_row(sqlite3_stmt *st, void *arg, sf_err *err)
+{
+	int state = job_state_parse((const char *)sqlite3_column_text(st, 0));
+	if (state < 0)
+		return sf_err_set(err, SF_ERANGE, "a job has an unknown state");
+	*(job_state *)arg = (job_state)state;
+	return 0;
+}
+
+/* queued -> cancelled or running -> cancel_requested, one UPDATE; else the state as it is. */
+int store_sqlite_request_cancel(store *base, const char *id, job_state *state, sf_err *err)
+{
+	sq_store *s = (sq_store *)base;
+	int rc = store__begin(s, err, "store_request_cancel");
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	if ((rc = store__prep(s, ST_JOB_REQUEST_CANCEL, &st, err)) != 0)
+		return store__fail(s, rc);
+	if (store__bind_text(st, 1, id) || sqlite3_bind_int64(st, 2, store__now_ms())) {
+		rc = store__bind_err(s, err, "store_request_cancel");
+		store__done(st);
+		return store__fail(s, rc);
+	}
+	job_state now = JOB_QUEUED;
+	int moved = step_returning(s, st, state_row, &now, err, "store_request_cancel");
+	store__done(st);
+	if (moved == 0) {
+		if ((rc = store__prep(s, ST_JOB_STATE, &st, err)) != 0)
+			return store__fail(s, rc);
+		if (store__bind_text(st, 1, id)) {
+			rc = store__bind_err(s, err, "store_request_cancel");
+			store__done(st);
+			return store__fail(s, rc);
+		}
+		rc = step_returning(s, st, state_row, &now, err, "store_request_cancel");
+		store__done(st);
+		if (rc == 0)
+			rc = sf_err_set(err, SF_EINVAL, "job %s not found", id);
+		if (rc < 0)
+			return store__fail(s, rc);
+		store__fail(s, 0); /* nothing was written */
+		*state = now;
+		return 0;
+	}
+	if (moved < 0)
+		return store__fail(s, moved);
+	if ((rc = store__commit(s, err, "store_request_cancel")) != 0)
+		return rc;
+	*state = now;
+	return 1;
+}
+
+/* ---- job events (store.h; store.c checked the arguments) ---- */
+
+/* Every state: an unfenced append takes a job in any state. */
+#define ANY_STATE                                                                    \
+	(BIT(JOB_QUEUED) | BIT(JOB_RUNNING) | BIT(JOB_SUCCEEDED) | BIT(JOB_FAILED) | \
+	 BIT(JOB_CANCELLED))
+
+/*
+ * In one transaction: the job and the fence checked as a fenced outcome
+ * checks them (transition_begin(): SF_EINVAL for an unknown job, STORE_LOST
+ * when the fence fails), then one INSERT ... ON CONFLICT DO NOTHING per
+ * event, in order, so the first data of an id stays.
+ */
+int store_sqlite_append_job_events(store *base, const char *id, const store_fence *f,
+				   const store_event *events, int n, sf_err *err)
+{
+	sq_store *s = (sq_store *)base;
+	int rc = transition_begin(s, id, ANY_STATE, "events", f, err);
+	if (rc)
+		return rc;
+	for (int i = 0; i < n && !rc; i++) {
+		sqlite3_stmt *st;
+		if ((rc = store__prep(s, ST_EVENT_INSERT, &st, err)) != 0)
+			break;
+		if (store__bind_text(st, 1, id) || sqlite3_bind_int64(st, 2, events[i].id) ||
+		    store__bind_text(st, 3, events[i].data)) {
+			rc = store__bind_err(s, err, "store_append_job_events");
+			store__done(st);
+			break;
+		}
+		rc = store__step_write(s, st, err, "store_append_job_events");
+	}
+	return rc ? store__fail(s, rc) : store__commit(s, err, "store_append_job_events");
+}
+
+/* step_returning()'s reader for the events: one store_event per row, up to the cap. */
+typedef struct events_out {
+	store_event *out;
+	int cap, n;
+} events_out;
+
+static int event_row(sqlite3_stmt *st, void *arg, sf_err *err)
+{
+	events_out *r = arg;
+	int oom = 0;
+	if (r->n >= r->cap)
+		return sf_err_set(err, SF_ESYS, "store_job_events: more rows than the cap");
+	store_event *e = &r->out[r->n];
+	e->data = store__col_dup(st, 1, &oom);
+	if (!e->data)
+		return sf_err_set(err, SF_ENOMEM, "store_job_events: out of memory");
+	e->id = sqlite3_column_int64(st, 0);
+	r->n++;
+	return 0;
+}
+
+/* The events of job `id` after `after`, oldest first, at most `cap`; on failure none. */
+int store_sqlite_job_events(store *base, const char *id, int64_t after, int cap, store_event *out,
+			    int *n, sf_err *err)
+{
+	sq_store *s = (sq_store *)base;
+	sqlite3_stmt *st;
+	int rc = store__prep(s, ST_EVENTS_GET, &st, err);
+	if (rc)
+		return rc;
+	events_out r = { out, cap, 0 };
+	if (store__bind_text(st, 1, id) || sqlite3_bind_int64(st, 2, after) ||
+	    sqlite3_bind_int(st, 3, cap))
+		rc = store__bind_err(s, err, "store_job_events");
+	else
+		rc = step_returning(s, st, event_row, &r, err, "store_job_events");
+	store__done(st);
+	if (rc < 0) {
+		while (r.n > 0)
+			store_event_clear(&out[--r.n]);
+		return rc;
+	}
+	*n = r.n;
+	return 0;
 }
 
 /*
@@ -516,6 +785,16 @@ int store_sqlite_pending_jobs(store *base, char (**ids)[40], size_t *n, sf_err *
 	if (rc)
 		return rc;
 	sqlite3_stmt *st;
+	/* A cancel asked for is honoured first: those jobs are final, not pending. */
+	if ((rc = store__prep(s, ST_PENDING_CANCEL, &st, err)) != 0)
+		return store__fail(s, rc);
+	if (sqlite3_bind_int64(st, 1, store__now_ms())) {
+		rc = store__bind_err(s, err, "store_pending_jobs");
+		store__done(st);
+		return store__fail(s, rc);
+	}
+	if ((rc = store__step_write(s, st, err, "store_pending_jobs: cancelling")) != 0)
+		return store__fail(s, rc);
 	if ((rc = store__prep(s, ST_PENDING, &st, err)) != 0)
 		return store__fail(s, rc);
 	char(*list)[40] = NULL;
@@ -653,29 +932,6 @@ static int list_prep(sq_store *s, const char *shape, sqlite3_stmt **st, sf_err *
 	return 0;
 }
 
-/* Checks the filters of store_list_levels(). */
-static int check_filters(const store_filter *filters, int nfilters, sf_err *err)
-{
-	if (nfilters < 0 || nfilters > STORE_MAX_FILTERS || (nfilters > 0 && !filters))
-		return sf_err_set(err, SF_EINVAL, "store_list_levels: %d filters, allowed 0..%d",
-				  nfilters, STORE_MAX_FILTERS);
-	for (int i = 0; i < nfilters; i++) {
-		const store_filter *f = &filters[i];
-		if (!f->name)
-			return sf_err_set(err, SF_EINVAL,
-					  "store_list_levels: filter %d has no name", i);
-		if (!f->text == !f->has_min)
-			return sf_err_set(err, SF_EINVAL,
-					  "store_list_levels: filter %s needs a text or a min, "
-					  "not both and not neither",
-					  f->name);
-		if (f->has_min && f->min != f->min)
-			return sf_err_set(err, SF_EINVAL,
-					  "store_list_levels: filter %s: min is NaN", f->name);
-	}
-	return 0;
-}
-
 /*
  * Lists level documents newest first (see store.h): one statement per
  * shape, each filter an IN (subquery) over a (name, value, level_id) index.
@@ -686,17 +942,7 @@ int store_sqlite_list_levels(store *base, const char *kind, const store_filter *
 			     int *n, sf_err *err)
 {
 	sq_store *s = (sq_store *)base;
-	if (n)
-		*n = 0;
-	if (!s || !n || (limit > 0 && !docs))
-		return sf_err_set(err, SF_EINVAL, "store_list_levels: no store, docs or n");
-	if (limit < 0 || before < 0)
-		return sf_err_set(err, SF_EINVAL,
-				  "store_list_levels: limit %d and before %lld must be >= 0", limit,
-				  (long long)before);
-	int rc = check_filters(filters, nfilters, err);
-	if (rc || limit == 0)
-		return rc;
+	int rc;
 	char shape[STORE_MAX_FILTERS + 2];
 	shape[0] = kind ? 'k' : '-';
 	for (int i = 0; i < nfilters; i++)

@@ -41,41 +41,6 @@ static int read_version(sq_store *s, int *version, sf_err *err, const char *what
 }
 
 /*
- * Checks a migration table: names "[folder/]NNNN_name.sql" numbered
- * 1..count in order, text without a NUL inside. Returns 0 or SF_EINVAL.
- */
-static int check_migrations(const sf_embedded *m, size_t count, sf_err *err)
-{
-	if (count > 9999 || (count && !m))
-		return sf_err_set(err, SF_EINVAL, "migration table: %zu entries, allowed 0..9999",
-				  count);
-	for (size_t i = 0; i < count; i++) {
-		const char *name = m[i].name ? m[i].name : "(unnamed)";
-		const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-		size_t len = strlen(base);
-		int version = 0, ok = len > 9 && base[4] == '_' && !strcmp(base + len - 4, ".sql");
-		for (int d = 0; ok && d < 4; d++) {
-			ok = base[d] >= '0' && base[d] <= '9';
-			version = version * 10 + (base[d] - '0');
-		}
-		if (!ok)
-			return sf_err_set(err, SF_EINVAL,
-					  "migration %s: the name must read NNNN_name.sql", name);
-		if (version != (int)i + 1)
-			return sf_err_set(
-				err, SF_EINVAL,
-				"migration %s: version %d where %zu was expected (numbered "
-				"from 0001 without gaps, in order)",
-				name, version, i + 1);
-		if (!m[i].data || strlen((const char *)m[i].data) != m[i].len)
-			return sf_err_set(err, SF_EINVAL,
-					  "migration %s: the text is missing or holds a NUL byte",
-					  name);
-	}
-	return 0;
-}
-
-/*
  * Creates the folders above the file `path` that do not exist: mkdir -p of
  * its directory part, mode 0777 less the umask.
  */
@@ -244,17 +209,7 @@ static int migrate(sq_store *s, const sf_embedded *m, size_t count, const char *
 store *store_sqlite_open(const char *path, int mode, const sf_embedded *migrations, size_t count,
 			 sf_err *err)
 {
-	if (!path || !*path) {
-		sf_err_set(err, SF_EINVAL, "store_open: the database path is empty");
-		return NULL;
-	}
-	if (mode != STORE_READWRITE && mode != STORE_READONLY) {
-		sf_err_set(err, SF_EINVAL,
-			   "store_open: mode %d, allowed %d (read-write) or %d (read-only)", mode,
-			   STORE_READWRITE, STORE_READONLY);
-		return NULL;
-	}
-	if (check_migrations(migrations, count, err) != 0)
+	if (store__check_open(path, "path", mode, migrations, count, err) != 0)
 		return NULL;
 	int memory = strcmp(path, ":memory:") == 0;
 	if (mode == STORE_READWRITE && !memory && make_parent_dirs(path, err) != 0)

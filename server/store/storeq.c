@@ -63,7 +63,7 @@ static void run_segment(storeq *q, storeq_op *ops, storeq_op *end, unsigned long
 	if (batched && store_batch_end(q->s, 1, &berr)) {
 		/* Nothing of the batch was recorded: its writes that succeeded failed. */
 		for (storeq_op *op = ops; op != end; op = op->next)
-			if (op->writes == STOREQ_WRITE && !op->rc) {
+			if (op->writes == STOREQ_WRITE && op->rc >= 0) { /* 0 or an answer (claimed, ...) */
 				op->rc = berr.code ? berr.code : SF_ESYS;
 				op->err = berr;
 			}

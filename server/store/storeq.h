@@ -12,8 +12,9 @@
  * batch (store_batch_begin/_end): one transaction, one fsync, however many
  * jobs were submitted meanwhile. Each operation still succeeds or fails on
  * its own (inside a batch a store call is a savepoint); when the batch's
- * COMMIT fails, every write of the batch that had succeeded is reported
- * failed with the commit's error, since none of it was recorded. An
+ * COMMIT fails, every write of the batch that had not failed (rc 0 or a
+ * positive answer such as "claimed") is reported failed with the commit's
+ * error, since none of it was recorded. An
  * operation's `done` therefore runs only once its writes are durable, or
  * known lost.
  *

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { BIN, PROCESS_FAMILIES, SCALE, parseMetrics } from './harness.mjs';
+import { BIN, PG, PROCESS_FAMILIES, SCALE, dbRows, newDatabase, parseMetrics } from './harness.mjs';
 
 const DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'starforge-config-'));
 after(() => fs.rmSync(DIR, { recursive: true, force: true }));
@@ -35,12 +35,14 @@ async function haveIpv6Loopback() {
 /**
  * Starts serve with `args` (and `env`), resolving once it logs where it
  * listens: { proc, urls (the "http://..." of the listening line), port, log, db }.
+ * The database is a new one of the pass's back end (a file under DIR, or a
+ * PostgreSQL schema: newDatabase()), given with --db, or with STARFORGE_DB
+ * when `dbFromEnv`.
  */
-async function serve(args, env = {}) {
-  const dir = fs.mkdtempSync(path.join(DIR, 'srv-'));
-  const db = path.join(dir, 'starforge.db');
-  const proc = spawn(BIN, ['serve', '--db', db, '--workers', '1', ...args], {
-    env: cleanEnv(env),
+async function serve(args, env = {}, { dbFromEnv = false } = {}) {
+  const db = PG ? newDatabase().db : path.join(fs.mkdtempSync(path.join(DIR, 'srv-')), 'starforge.db');
+  const proc = spawn(BIN, ['serve', ...(dbFromEnv ? [] : ['--db', db]), '--workers', '1', ...args], {
+    env: cleanEnv(dbFromEnv ? { ...env, STARFORGE_DB: db } : env),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const server = { proc, db, log: '', urls: [], port: 0 };
@@ -240,6 +242,27 @@ describe('configuration errors', () => {
     // A bad STARFORGE_WORKERS is ignored under --workers; the error is --max-queue's.
     const r = refuse(['--listen', '127.0.0.1:0', '--workers', '2', '--max-queue', 'x'], { STARFORGE_WORKERS: 'abc' });
     assertRefused(r, 2, /^starforge serve: --max-queue 'x' is not an integer/);
+  });
+
+  test('STARFORGE_DB names the database when --db is not given', async () => {
+    // In the PostgreSQL pass a postgresql:// URI, which selects that back end.
+    const s = await serve(['--listen', '127.0.0.1:0'], {}, { dbFromEnv: true });
+    try {
+      const res = await fetch(`${s.urls[0]}/v1/jobs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ kind: 'lattice', params: { length: 10, generations: 2 }, seed: 1 }),
+      });
+      const text = await res.text();
+      assert.equal(res.status, 202, text);
+      const { id } = JSON.parse(text);
+      assert.equal((await get(`${s.urls[0]}/readyz`)).status, 200);
+      await stop(s);
+      // The job is in the database STARFORGE_DB named.
+      assert.deepEqual(dbRows(s.db, 'SELECT id FROM jobs'), [[id]]);
+    } finally {
+      if (s.proc.exitCode === null && s.proc.signalCode === null) await stop(s);
+    }
   });
 
   test('STARFORGE_DB, STARFORGE_TOKEN_FILE, STARFORGE_AUTH_READS and STARFORGE_CORS_ORIGIN are named too', () => {

@@ -10,6 +10,10 @@
 // Chromium is part of `make test`'s dependencies (scripts/deps.sh test), so
 // a machine without it fails this test rather than skipping it.
 // STARFORGE_CHROMIUM names another browser binary (default /usr/bin/chromium).
+//
+// The browser tests run once, in the SQLite pass: what the page drives
+// (submit, the events stream, levels, pictures) is the HTTP API, which the
+// other files test on both back ends. The files of web/ are checked in both.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,6 +28,7 @@ import {
   assertProblem,
   getJson,
   request,
+  sqliteOnly,
   startServer,
   stopAndClean,
   useServer,
@@ -40,6 +45,8 @@ const SCREENSHOT = path.join(ARTIFACTS, 'dashboard.png');
 const JOB_PARAMS = SLOW ? { length: 16, generations: 200, population: 40 } : { length: 18, generations: 200, population: 60 };
 
 const server = useServer();
+
+const BROWSER = sqliteOnly('the browser tests run once; what the page drives is the HTTP API, tested on both back ends');
 
 test('GET / and /web/{file} serve the files of web/ with their types, an ETag and no-cache', async () => {
   const files = [
@@ -198,7 +205,7 @@ async function assertRowHistory(page, id) {
   return `${states.join(' → ')}; bar ${values[0]}% → 100% in ${values.length} steps${running.length ? ` (${running.length} while running)` : ''}`;
 }
 
-test('in chromium: submit a lattice job, watch it succeed in the table, open its level and picture', async (t) => {
+test('in chromium: submit a lattice job, watch it succeed in the table, open its level and picture', BROWSER, async (t) => {
   const started = Date.now();
   // The 422 that the refused params below provoke.
   const { page, trouble } = await openDashboard({
@@ -285,7 +292,7 @@ test('in chromium: submit a lattice job, watch it succeed in the table, open its
   }
 });
 
-test('in chromium: where the events stream answers 404, the table polls the job instead', async (t) => {
+test('in chromium: where the events stream answers 404, the table polls the job instead', BROWSER, async (t) => {
   const { page, trouble } = await openDashboard({
     tolerate: (text, url) => / 404 /.test(text) && /\/v1\/jobs\/[^/]+\/events$/.test(url),
   });
@@ -312,7 +319,7 @@ test('in chromium: where the events stream answers 404, the table polls the job 
   }
 });
 
-test('in chromium: with --token-file, the form submits once the token is typed in', async (t) => {
+test('in chromium: with --token-file, the form submits once the token is typed in', BROWSER, async (t) => {
   const dir = fs.mkdtempSync(path.join(ROOT, 'build/dash-token-'));
   const tokens = path.join(dir, 'tokens');
   const TOKEN = 'dashboard-test-token-0123456789';

@@ -48,7 +48,12 @@ import { after, before, describe, test } from 'node:test';
 
 import YAML from 'yaml';
 
-import { BIN, ROOT, SCALE } from './harness.mjs';
+import { BIN, ROOT, SCALE, sqliteOnly } from './harness.mjs';
+
+// The Dockerfile, the image and docker/ do not depend on the store's back
+// end (the image's own STARFORGE_DB is a SQLite file): checked once, in the
+// SQLite pass.
+const ONCE = sqliteOnly('the Dockerfile and docker/ do not depend on the back end; checked once');
 
 const read = (rel) => fs.readFileSync(path.join(ROOT, rel), 'utf8');
 const tmpdirs = [];
@@ -366,7 +371,7 @@ function runHealthcheck(env) {
 
 /* ---- the tests ---- */
 
-test('both stages are debian:12-slim, pinned by tag', () => {
+test('both stages are debian:12-slim, pinned by tag', ONCE, () => {
   assert.equal(stages.length, 2, 'a build stage and a runtime stage');
   assert.ok(buildStage.name, 'the build stage is named (COPY --from=NAME)');
   for (const s of stages) {
@@ -375,14 +380,14 @@ test('both stages are debian:12-slim, pinned by tag', () => {
   assert.equal(ops(runtime, 'ADD').length + ops(buildStage, 'ADD').length, 0, 'COPY, not ADD');
 });
 
-test('.dockerignore keeps build output, node_modules, local data and .git out', () => {
+test('.dockerignore keeps build output, node_modules, local data and .git out', ONCE, () => {
   for (const p of ['build/starforge', 'build/sanitize/starforge', 'node_modules/yaml/package.json',
     'data/starforge.db', 'data/px/synthetic.csv', '.git/HEAD', 'server/x.db']) {
     assert.ok(ignored(p), `${p} is in the build context`);
   }
 });
 
-test('every COPY source exists in the build context and is not ignored', () => {
+test('every COPY source exists in the build context and is not ignored', ONCE, () => {
   for (const stage of stages) {
     for (const ins of ops(stage, 'COPY')) {
       const c = parseCopy(ins.args);
@@ -401,7 +406,7 @@ test('every COPY source exists in the build context and is not ignored', () => {
   }
 });
 
-test('the build stage installs every package scripts/deps.sh checks for', () => {
+test('the build stage installs every package scripts/deps.sh checks for', ONCE, () => {
   const deps = /^PACKAGES="([^"]*)"/m.exec(read('scripts/deps.sh'));
   assert.ok(deps, 'scripts/deps.sh has no PACKAGES="..." line');
   const installed = ops(buildStage, 'RUN').flatMap((r) => aptInstalls(r.args));
@@ -410,7 +415,7 @@ test('the build stage installs every package scripts/deps.sh checks for', () => 
   }
 });
 
-describe('the image binary', () => {
+describe('the image binary', ONCE, () => {
   let ctx; // the assembled build context, as the build stage's filesystem root
   let imageBin; // the binary the runtime stage copies, built there
 
@@ -516,7 +521,7 @@ describe('the image binary', () => {
   });
 });
 
-test('the runtime stage: non-root numeric USER owning /data, VOLUME, ENV, EXPOSE, ENTRYPOINT', () => {
+test('the runtime stage: non-root numeric USER owning /data, VOLUME, ENV, EXPOSE, ENTRYPOINT', ONCE, () => {
   const user = last(runtime, 'USER')?.args;
   assert.ok(user, 'no USER: the server would run as root');
   const [uid, gid] = user.split(':');
@@ -543,7 +548,7 @@ test('the runtime stage: non-root numeric USER owning /data, VOLUME, ENV, EXPOSE
   assert.ok(!stop || stop.args === 'SIGTERM', 'the server stops gracefully on SIGTERM');
 });
 
-describe("the image's command line and environment", () => {
+describe("the image's command line and environment", ONCE, () => {
   const server = { log: '' };
   let data;
 
@@ -630,7 +635,7 @@ describe("the image's command line and environment", () => {
   });
 });
 
-describe('docker/compose.yaml and docker/starforge.env', () => {
+describe('docker/compose.yaml and docker/starforge.env', ONCE, () => {
   const compose = YAML.parse(read('docker/compose.yaml'));
   const services = Object.values(compose.services || {});
   const svc = services[0];

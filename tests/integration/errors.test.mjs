@@ -39,6 +39,12 @@ const CASES = [
   ['a trailing slash', '/v1/jobs/', {}, 404, 'not-found', 'Not found'],
   ['an unknown job', `/v1/jobs/job_${'f'.repeat(32)}`, {}, 404, 'not-found', 'No such job'],
   ['a path segment that is not UTF-8', '/v1/jobs/%FF%FE', {}, 404, 'not-found', 'No such job'],
+  // PostgreSQL refuses such bytes in a query (SQLSTATE 22021): the store
+  // must answer "none" itself, not a 500 (the same for the cases below).
+  ['a cancel of a job id that is not UTF-8', '/v1/jobs/%FF%FE', { method: 'DELETE' }, 404, 'not-found', 'No such job'],
+  ['the events of a job id that is not UTF-8', '/v1/jobs/%FF%FE/events', {}, 404, 'not-found', 'No such job'],
+  ['a level id that is not UTF-8', '/v1/levels/%FF%FE', {}, 404, 'not-found', 'No such level'],
+  ['the picture of a level id that is not UTF-8', '/v1/levels/%FF%FE.svg', {}, 404, 'not-found', 'No such level'],
   ['an unknown level', '/v1/levels/lat_nope', {}, 404, 'not-found', 'No such level'],
   ['page_size=0', '/v1/jobs?page_size=0', {}, 400, 'invalid-query', 'Invalid query', /page_size/],
   ['page_size=101', '/v1/levels?page_size=101', {}, 400, 'invalid-query', 'Invalid query', /page_size/],
@@ -89,6 +95,13 @@ for (const [method, path, allow] of WRONG_METHODS) {
     assert.equal((await request(server, '/healthz')).status, 200);
   });
 }
+
+test('a level filter whose text is not UTF-8 matches nothing: 200 and an empty page', async () => {
+  // Not a 500 on PostgreSQL, which refuses such bytes in a query.
+  for (const path of ['/v1/levels?sequence=%FF', '/v1/levels?kind=lattice&sequence=%FF%FE']) {
+    assert.deepEqual(await getJson(server, path), { levels: [], next_page_token: null }, path);
+  }
+});
 
 test('none of the bad requests created a job', async () => {
   assert.deepEqual(await getJson(server, '/v1/jobs'), { jobs: [], next_page_token: null });

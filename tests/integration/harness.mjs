@@ -6,6 +6,12 @@
 // The binary is $STARFORGE_BIN (the Makefile sets it; under SANITIZE it is
 // the sanitizer build), else build/starforge. Nothing here needs a package
 // beyond the pinned ajv and ajv-formats (package.json).
+//
+// The back end: SQLite by default (a database file in a temporary folder per
+// server); with STARFORGE_TEST_DB=postgres, PostgreSQL (a fresh schema per
+// server in the database STARFORGE_TEST_PG names: tests/pg/cluster.sh starts
+// one and sets it; run.sh runs the suite once per back end). Tests that only
+// make sense on one back end say so with sqliteOnly(reason).
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,21 +32,108 @@ export const SCALE = SLOW ? 4 : 1;
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/* ---- the back end ---- */
+
+/** 'postgres' when STARFORGE_TEST_DB=postgres, else 'sqlite' (unset or sqlite). */
+export const BACKEND = process.env.STARFORGE_TEST_DB || 'sqlite';
+if (BACKEND !== 'sqlite' && BACKEND !== 'postgres') {
+  throw new Error(`STARFORGE_TEST_DB='${BACKEND}' is not sqlite or postgres`);
+}
+export const PG = BACKEND === 'postgres';
+
+// The PostgreSQL database the schemas go in (a libpq URI).
+const PG_BASE = process.env.STARFORGE_TEST_PG || '';
+if (PG && !PG_BASE) {
+  throw new Error(
+    'STARFORGE_TEST_DB=postgres needs STARFORGE_TEST_PG, a libpq URI of a database to make ' +
+      'schemas in: run under tests/pg/cluster.sh, which starts a throwaway cluster and sets it',
+  );
+}
+
+/**
+ * The options of a test or suite that runs in the SQLite pass only: one
+ * that is about SQLite (its file, its lock, its fault seam), or one that
+ * does not depend on the back end and is worth running once (the
+ * Dockerfile, the browser, the README). In the PostgreSQL pass it is
+ * skipped, with `reason` in the report, never silently.
+ * Usage: test('...', sqliteOnly('reads the database file'), async () => ...).
+ */
+export function sqliteOnly(reason) {
+  return { skip: PG ? `SQLite pass only: ${reason}` : false };
+}
+
+// The schemas made in this process (one per new database), dropped when it
+// exits: every test file is a process of its own, and every server in it
+// has been stopped or killed by then. A schema holds no lock between calls,
+// so a server left running (a failed test) does not block the drop; the
+// lock_timeout bounds it anyway. Kept with STARFORGE_TEST_PG_KEEP=1, to
+// look at after a failure (psql; SET search_path TO the schema in the URI).
+const schemas = [];
+let schemaCounter = 0;
+process.on('exit', () => {
+  if (!schemas.length || process.env.STARFORGE_TEST_PG_KEEP === '1') return;
+  try {
+    execFileSync(
+      'psql',
+      ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', PG_BASE, '-c', "SET lock_timeout = '5s'",
+        '-c', `DROP SCHEMA IF EXISTS ${schemas.join(', ')} CASCADE`],
+      { stdio: 'ignore', timeout: 15_000 },
+    );
+  } catch {
+    // The cluster of `make test` is thrown away anyway.
+  }
+});
+
+/**
+ * A new, empty database for a server: { db, dir }. On SQLite `db` is a file
+ * in a new temporary folder `dir`; on PostgreSQL `db` is STARFORGE_TEST_PG
+ * with options=-csearch_path=<a new schema> (the store creates the schema
+ * that search_path names on open) and `dir` is null. `db` is what --db
+ * takes; passing it again restarts on the same database.
+ */
+export function newDatabase() {
+  if (!PG) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'starforge-it-'));
+    return { db: path.join(dir, 'starforge.db'), dir };
+  }
+  const schema = `t_${process.pid}_${++schemaCounter}`;
+  schemas.push(schema);
+  const sep = PG_BASE.includes('?') ? '&' : '?';
+  return { db: `${PG_BASE}${sep}options=-csearch_path%3D${schema}`, dir: null, schema };
+}
+
+/**
+ * Runs `sql` on a server's database and returns the rows, each an array of
+ * column texts: on SQLite with the sqlite3 command-line shell on the file
+ * (the server should be stopped; scripts/deps.sh test installs sqlite3), on
+ * PostgreSQL with psql in the server's schema. Only for looking; the server
+ * owns the data. Write SQL both accept, and mind that PostgreSQL prints a
+ * boolean as t/f where SQLite prints 1/0 (use CASE WHEN ... THEN 1 ELSE 0).
+ */
+export function dbRows(db, sql) {
+  if (!PG) return sqlite(db, sql);
+  const out = execFileSync('psql', ['-X', '-q', '-A', '-t', '-F', '\t', '-v', 'ON_ERROR_STOP=1', '-d', db, '-c', sql], {
+    encoding: 'utf8',
+  });
+  return out
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.split('\t'));
+}
+
 /* ---- the server ---- */
 
 /**
  * Starts `starforge serve` on 127.0.0.1, port 0 (a free one), and resolves
  * once it logs "serve: listening on http://127.0.0.1:PORT". `db` defaults to
- * a new file in a new temporary folder; pass a server's `db` to restart on
- * the same database. `args` are extra options (--workers 1, ...). `into`,
- * when given, is the object filled in and resolved with (see useServer).
+ * a new database (newDatabase(): a file in a new temporary folder, or a new
+ * PostgreSQL schema); pass a server's `db` to restart on the same database.
+ * `args` are extra options (--workers 1, ...). `into`, when given, is the
+ * object filled in and resolved with (see useServer).
  */
 export async function startServer({ args = [], db, into = {} } = {}) {
   let dir = null;
-  if (!db) {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'starforge-it-'));
-    db = path.join(dir, 'starforge.db');
-  }
+  if (!db) ({ db, dir } = newDatabase());
   const proc = spawn(BIN, ['serve', '--listen', '127.0.0.1:0', '--db', db, ...args], {
     // Under ASan a leak or an error makes the exit code non-zero, which
     // stopAndClean() reports along with the log (the sanitizer's report).
@@ -123,7 +216,11 @@ export async function stopAndClean(server) {
   }
 }
 
-/** Removes the server's temporary folder (the database with it). */
+/**
+ * Removes the server's temporary folder (the database with it). A
+ * PostgreSQL schema has no folder: it goes when the test file's process
+ * exits (newDatabase).
+ */
 export function removeDir(server) {
   if (server.dir) fs.rmSync(server.dir, { recursive: true, force: true });
 }
@@ -248,9 +345,10 @@ export const QUICK_JOB = (seed = 1, params = {}) => ({
 /* ---- the database ---- */
 
 /**
- * Runs `sql` on a stopped server's database with the sqlite3 command-line
- * shell (scripts/deps.sh test installs it) and returns the rows, each an
- * array of column texts. Only for looking; the server owns the file.
+ * Runs `sql` on a stopped server's SQLite database with the sqlite3
+ * command-line shell (scripts/deps.sh test installs it) and returns the
+ * rows, each an array of column texts. Only for looking; the server owns
+ * the file. For what both back ends hold, dbRows().
  */
 export function sqlite(db, sql) {
   const out = execFileSync('sqlite3', ['-batch', '-bail', '-noheader', '-separator', '\t', db, sql], {

@@ -105,6 +105,13 @@ test('bad trace sets are 422 with a detail naming the problem', async () => {
   assertProblem(await request(server, '/v1/px-models/bad-non-numeric'), 404, 'not-found');
 });
 
+test('a body that is not UTF-8 text is 422 on either database, and nothing is stored', async () => {
+  const csv = Buffer.concat([Buffer.from(`# playtest `), Buffer.from([0xff, 0xfe]), Buffer.from(`\n${CSV}`)]);
+  const p = assertProblem(await upload('not-utf8', csv, 'text/csv'), 422, 'invalid-px-model');
+  assert.match(p.detail, /UTF-8/);
+  assertProblem(await request(server, '/v1/px-models/not-utf8'), 404, 'not-found');
+});
+
 test('another content type is 415, a bad name 400', async () => {
   assertProblem(await upload('x1', CSV, 'text/plain'), 415, 'unsupported-media-type');
   assertProblem(await upload('x2', CSV), 415, 'unsupported-media-type');

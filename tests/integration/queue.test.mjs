@@ -6,6 +6,7 @@ import { test } from 'node:test';
 
 import {
   LONG_JOB,
+  PG,
   assertProblem,
   assertValid,
   request,
@@ -49,6 +50,8 @@ test('a full queue answers 429 with Retry-After and makes /readyz 503', async ()
     stopping: false,
     storage: 'ok',
     storage_error: null,
+    backend: PG ? 'postgresql' : 'sqlite',
+    node: notReady.checks.node,
   });
 
   // Room again: ready, and the next job is accepted.

@@ -4,6 +4,9 @@
 // touches none of the first one's jobs (it would otherwise requeue the job
 // the first is running and run it again). The lock goes with the process:
 // once the first stops, a new server starts on the same file.
+//
+// SQLite only: PostgreSQL serves several nodes on one database by design,
+// so the PostgreSQL pass (STARFORGE_TEST_DB=postgres) skips this test.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
@@ -14,6 +17,7 @@ import {
   SCALE,
   getJson,
   removeDir,
+  sqliteOnly,
   startServer,
   stopServer,
   submit,
@@ -57,7 +61,9 @@ function serveUntilExit(db, timeoutMs) {
   });
 }
 
-test('a second serve on the same SQLite file is refused; the first runs its job exactly once', async (t) => {
+const ONE_PROCESS = sqliteOnly("the one-process lock is SQLite's; PostgreSQL takes several nodes on one database");
+
+test('a second serve on the same SQLite file is refused; the first runs its job exactly once', ONE_PROCESS, async (t) => {
   const first = await startServer({ args: ['--workers', '1'] });
   const servers = [first];
   t.after(() => {

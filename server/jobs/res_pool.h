@@ -1,8 +1,6 @@
 /*
- * resources.h - uploaded resources (core/kinds.h, sf_resource_kind): the
- * POST /v1/<collection> and GET /v1/<collection>/{name} handlers of every
- * type a registered kind declares (service.h), and the callback through
- * which a job's generator reads them.
+ * res_pool.h - the callback through which a job's generator reads uploaded
+ * resources (core/kinds.h, sf_resource_kind; racetrack's experience models).
  *
  * A job runs on a worker thread, so it cannot use the loop thread's store
  * handle; res_pool gives each worker thread its own READONLY handle (opened
@@ -10,8 +8,8 @@
  * Resources are immutable once stored, so what a worker reads is what the
  * job was checked against at submit time.
  */
-#ifndef SF_RESOURCES_H
-#define SF_RESOURCES_H
+#ifndef SF_RES_POOL_H
+#define SF_RES_POOL_H
 
 #include <stddef.h>
 
@@ -19,7 +17,7 @@
 
 typedef struct res_pool res_pool;
 
-/* Resources read from the database at `db_path`; NULL when out of memory. */
+/* Resources read from the database at `db_path` (a path or a URI); NULL when out of memory. */
 res_pool *res_pool_new(const char *db_path);
 
 /* Frees `p` (and the calling thread's handle); NULL is a no-op. */

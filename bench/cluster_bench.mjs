@@ -1,0 +1,146 @@
+// cluster_bench.mjs - several `starforge serve` nodes on one PostgreSQL
+// database (issue 14), measured: throughput with 1, 2 and 4 nodes, failover
+// time after SIGKILL, and how long a cancel on one node takes to stop a job
+// running on another. Not a test: it prints figures (medians, p99) for the
+// README. Run by `make bench` under tests/pg/cluster.sh (a throwaway
+// cluster; STARFORGE_TEST_DB=postgres so that the harness gives every run a
+// schema of its own), or by hand:
+//
+//   sh tests/pg/cluster.sh env STARFORGE_TEST_DB=postgres STARFORGE_BIN=$PWD/build/starforge \
+//     node bench/cluster_bench.mjs
+//
+//   CLUSTER_BENCH_JOBS=300     jobs per throughput run
+//   CLUSTER_BENCH_ROUNDS=3     throughput runs per node count (the median is printed)
+//   CLUSTER_BENCH_KILLS=10     failovers measured
+//   CLUSTER_BENCH_CANCELS=10   cross-node cancels measured
+import os from 'node:os';
+
+import {
+  LONG_JOB,
+  PG,
+  dbRows,
+  getJson,
+  newDatabase,
+  request,
+  sleep,
+  startServer,
+  stopServer,
+  submit,
+  waitFor,
+} from '../tests/integration/harness.mjs';
+
+if (!PG) {
+  console.error('cluster_bench: run under tests/pg/cluster.sh with STARFORGE_TEST_DB=postgres');
+  process.exit(2);
+}
+
+const JOBS = Number(process.env.CLUSTER_BENCH_JOBS || 300);
+const ROUNDS = Number(process.env.CLUSTER_BENCH_ROUNDS || 3);
+const KILLS = Number(process.env.CLUSTER_BENCH_KILLS || 10);
+const CANCELS = Number(process.env.CLUSTER_BENCH_CANCELS || 10);
+const LEASE_S = 2;
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+
+async function nodes(db, n, extra = []) {
+  const out = [];
+  for (let i = 0; i < n; i++)
+    out.push(await startServer({ db, args: ['--workers', '1', '--lease-seconds', String(LEASE_S), '--node', `bench-${i}`, '--max-queue', '100000', ...extra] }));
+  return out;
+}
+
+async function stopAll(servers) {
+  for (const s of servers) if (!s.exited) await stopServer(s);
+}
+
+// A digger job of milliseconds: the queue, the claims and the commits are
+// what is measured, not the generator.
+const SHORT_JOB = (seed) => ({ kind: 'digger', params: { difficulty: 'easiest', count: 1 }, seed });
+
+// Jobs per second for `n` nodes: JOBS jobs queued through node 0 while every
+// node drains the queue; from the first submission to the last success.
+async function throughput(n) {
+  const { db } = newDatabase();
+  const servers = await nodes(db, n);
+  const t0 = Date.now();
+  for (let i = 0; i < JOBS; i += 50)
+    await Promise.all(Array.from({ length: Math.min(50, JOBS - i) }, (_, k) => submit(servers[(i + k) % n], SHORT_JOB(i + k))));
+  await waitFor(() => Number(dbRows(db, "SELECT count(*) FROM jobs WHERE state = 'succeeded'")[0][0]) === JOBS, {
+    what: `${JOBS} jobs to succeed on ${n} nodes`,
+    timeoutMs: 600_000,
+    intervalMs: 100,
+  });
+  const secs = (Date.now() - t0) / 1000;
+  const per = dbRows(db, 'SELECT count(*) FROM jobs GROUP BY attempt');
+  await stopAll(servers);
+  return { rate: JOBS / secs, attempts: per };
+}
+
+// Seconds from SIGKILL of the node running a job to another node running it.
+async function failover() {
+  const { db } = newDatabase();
+  const [a] = await nodes(db, 1);
+  const job = await submit(a, LONG_JOB(7));
+  await waitFor(async () => (await getJson(a, `/v1/jobs/${job.id}`)).state === 'running', { what: 'the job to run' });
+  const [b] = await nodes(db, 1, []);
+  const t0 = Date.now();
+  a.proc.kill('SIGKILL');
+  await waitFor(() => Number(dbRows(db, `SELECT attempt FROM jobs WHERE id = '${job.id}' AND state = 'running'`)[0]?.[0] || 0) >= 2, {
+    what: 'another node to run the job',
+    timeoutMs: 60_000,
+    intervalMs: 20,
+  });
+  const secs = (Date.now() - t0) / 1000;
+  await request(b, `/v1/jobs/${job.id}`, { method: 'DELETE' });
+  await stopAll([b]);
+  return secs;
+}
+
+// Milliseconds from DELETE on node b to the job, running on node a, being cancelled.
+async function crossCancel() {
+  const { db } = newDatabase();
+  const [a] = await nodes(db, 1);
+  const job = await submit(a, LONG_JOB(9));
+  await waitFor(async () => (await getJson(a, `/v1/jobs/${job.id}`)).state === 'running', { what: 'the job to run' });
+  const [b] = await nodes(db, 1);
+  const t0 = Date.now();
+  const res = await request(b, `/v1/jobs/${job.id}`, { method: 'DELETE' });
+  if (res.status !== 202) throw new Error(`DELETE: ${res.status} ${res.text}`);
+  await waitFor(async () => (await getJson(b, `/v1/jobs/${job.id}`)).state === 'cancelled', {
+    what: 'the cancel',
+    intervalMs: 10,
+  });
+  const ms = Date.now() - t0;
+  await stopAll([a, b]);
+  return ms;
+}
+
+console.log(`cluster_bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model || 'unknown'}), PostgreSQL over a Unix socket, lease ${LEASE_S} s, one worker per node`);
+const base = [];
+const rows = [];
+for (const n of [1, 2, 4]) {
+  const rates = [];
+  for (let r = 0; r < ROUNDS; r++) rates.push((await throughput(n)).rate);
+  const m = median(rates);
+  if (n === 1) base.push(m);
+  rows.push([n, m, m / base[0]]);
+}
+console.log(`\nThroughput: ${JOBS} short digger jobs, medians of ${ROUNDS} runs`);
+console.log('nodes  jobs/s   x one node');
+for (const [n, m, x] of rows) console.log(`${String(n).padStart(5)}  ${m.toFixed(0).padStart(6)}   ${x.toFixed(2)}`);
+
+const fo = [];
+for (let i = 0; i < KILLS; i++) fo.push(await failover());
+console.log(`\nFailover after SIGKILL (lease ${LEASE_S} s), ${KILLS} kills: p50 ${median(fo).toFixed(2)} s, p99 ${pct(fo, 99).toFixed(2)} s, max ${Math.max(...fo).toFixed(2)} s`);
+
+const cc = [];
+for (let i = 0; i < CANCELS; i++) cc.push(await crossCancel());
+console.log(`Cancel on another node, ${CANCELS} cancels: p50 ${median(cc).toFixed(0)} ms, p99 ${pct(cc, 99).toFixed(0)} ms`);
+await sleep(10);
