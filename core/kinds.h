@@ -76,7 +76,7 @@ typedef struct sf_resource_kind {
  * A value GET /v1/levels filters a kind's levels on: the query parameter
  * NAME=value, and for a number also min_NAME=number (at least that). When
  * a level is stored, the service reads level[section][name] from its
- * document and keeps it as a tag (server/api/jobs.c, store.h), so this table
+ * document and keeps it as a tag (server/jobs/sched.c, store.h), so this table
  * is the one place that says what a kind's levels can be filtered on: the
  * listing accepts exactly these names, the store keeps exactly these tags,
  * and the documentation lists them (openapi.yaml, README.md). A level

@@ -36,7 +36,7 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 	char *canon = json_dumps(jr.doc, JSON_COMPACT | JSON_SORT_KEYS);
 	free(canon);
 
-	/* What the store keeps, read back as jobs_resume_pending() does. */
+	/* What the store keeps, read back as the scheduler does when it claims the job. */
 	char *stored = jr.params_js ? json_dumps(jr.params_js, JSON_COMPACT) : strdup("{}");
 	if (stored) {
 		json_t *again = json_loads(stored, 0, NULL);
