@@ -311,7 +311,20 @@ int store_insert_job(store *s, store_job *job, const char *idem_key, const char 
 	if (idem_key && !request_hash)
 		return sf_err_set(err, SF_EINVAL,
 				  "store_insert_job: Idempotency-Key without a request hash");
-	return s->ops->insert_job(s, job, idem_key, request_hash, existing, err);
+	int found = 0;
+	int rc = s->ops->insert_job(s, job, idem_key, request_hash, &found, err);
+	if (existing)
+		*existing = found;
+	if (!rc && !found) { /* a new row: queued, nothing else yet (the back end set seq, created_ms) */
+		job->state = JOB_QUEUED;
+		job->started_ms = job->finished_ms = 0;
+		job->generation = job->generations = 0;
+		job->best = 0;
+		job->attempt = job->lost = job->cancel_requested = 0;
+		job->lease_owner[0] = '\0';
+		job->lease_until_ms = 0;
+	}
+	return rc;
 }
 
 int store_get_job(store *s, const char *id, store_job *job, sf_err *err)

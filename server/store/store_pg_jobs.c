@@ -242,14 +242,7 @@ int store_pg__insert_job(store *s, store_job *job, const char *idem_key, const c
 		job->created_ms = store_pg__col_i64(res, 0, 1);
 		PQclear(res);
 	}
-	job->state = JOB_QUEUED;
-	job->started_ms = job->finished_ms = 0;
-	job->generation = job->generations = 0;
-	job->best = 0;
-	job->attempt = job->lost = job->cancel_requested = 0;
-	job->lease_owner[0] = '\0';
-	job->lease_until_ms = 0;
-	return 0;
+	return 0; /* store.c sets the rest of a new queued row */
 }
 
 int store_pg__get_job(store *s, const char *id, store_job *job, sf_err *err)

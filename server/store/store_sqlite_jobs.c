@@ -199,15 +199,8 @@ int store_sqlite_insert_job(store *base, store_job *job, const char *idem_key,
 	if ((rc = store__commit(s, err, "store_insert_job")) != 0)
 		return rc;
 	job->seq = seq;
-	job->state = JOB_QUEUED;
 	job->created_ms = now;
-	job->started_ms = job->finished_ms = 0;
-	job->generation = job->generations = 0;
-	job->best = 0;
-	job->attempt = job->lost = job->cancel_requested = 0;
-	job->lease_owner[0] = '\0';
-	job->lease_until_ms = 0;
-	return 0;
+	return 0; /* store.c sets the rest of a new queued row */
 }
 
 /* Reads job `id`: 1 and *job filled, 0 when there is none, or a negative code. */
