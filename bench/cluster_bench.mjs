@@ -13,6 +13,7 @@
 //   CLUSTER_BENCH_ROUNDS=3     throughput runs per node count (the median is printed)
 //   CLUSTER_BENCH_KILLS=10     failovers measured
 //   CLUSTER_BENCH_CANCELS=10   cross-node cancels measured
+//   CLUSTER_BENCH_READ_S=5     seconds per round of the reads case
 import os from 'node:os';
 
 import {
@@ -39,6 +40,7 @@ const ROUNDS = Number(process.env.CLUSTER_BENCH_ROUNDS || 3);
 const KILLS = Number(process.env.CLUSTER_BENCH_KILLS || 10);
 const CANCELS = Number(process.env.CLUSTER_BENCH_CANCELS || 10);
 const LEASE_S = 2;
+const READ_S = Number(process.env.CLUSTER_BENCH_READ_S || 5);
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -122,6 +124,48 @@ async function crossCancel() {
   return ms;
 }
 
+/*
+ * Reads on PostgreSQL, one node: 64 clients GET /v1/jobs/{id} (a store
+ * read each, never cached) for READ_S seconds while one more client times
+ * GET /healthz (answered on the loop, no store): with the read pool
+ * (default, 4 threads) the loop hands every read over and stays free; with
+ * STARFORGE_READ_THREADS=0 it waits for each round trip itself.
+ */
+async function reads(threads) {
+  process.env.STARFORGE_READ_THREADS = String(threads);
+  let a;
+  try {
+    const { db } = newDatabase();
+    [a] = await nodes(db, 1);
+  } finally {
+    delete process.env.STARFORGE_READ_THREADS;
+  }
+  const job = await submit(a, { kind: 'digger', params: { difficulty: 'easiest', count: 1 }, seed: 5 });
+  await waitFor(async () => (await getJson(a, `/v1/jobs/${job.id}`)).state === 'succeeded', { what: 'the job' });
+  const end = Date.now() + READ_S * 1000;
+  let n = 0;
+  const health = [];
+  const reader = async () => {
+    while (Date.now() < end) {
+      const res = await fetch(`${a.base}/v1/jobs/${job.id}`);
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`GET job: ${res.status}`);
+      n++;
+    }
+  };
+  const prober = async () => {
+    while (Date.now() < end) {
+      const t0 = performance.now();
+      await (await fetch(`${a.base}/healthz`)).arrayBuffer();
+      health.push(performance.now() - t0);
+      await sleep(5);
+    }
+  };
+  await Promise.all([...Array.from({ length: 64 }, reader), prober()]);
+  await stopAll([a]);
+  return { rate: n / READ_S, p99: pct(health, 99) };
+}
+
 console.log(`cluster_bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model || 'unknown'}), PostgreSQL over a Unix socket, lease ${LEASE_S} s, one worker per node`);
 const base = [];
 const rows = [];
@@ -135,6 +179,16 @@ for (const n of [1, 2, 4]) {
 console.log(`\nThroughput: ${JOBS} short digger jobs, medians of ${ROUNDS} runs`);
 console.log('nodes  jobs/s   x one node');
 for (const [n, m, x] of rows) console.log(`${String(n).padStart(5)}  ${m.toFixed(0).padStart(6)}   ${x.toFixed(2)}`);
+
+const readRuns = { pool: [], loop: [] };
+for (let r = 0; r < ROUNDS; r++) {
+  readRuns.pool.push(await reads(4));
+  readRuns.loop.push(await reads(0));
+}
+console.log(`\nReads on PostgreSQL: GET /v1/jobs/{id}, 64 clients, ${READ_S} s per run, medians of ${ROUNDS} runs taken in turns`);
+console.log('case                                          reads/s   /healthz p99 ms');
+for (const [name, label] of [['pool', 'read pool, 4 threads (default)'], ['loop', 'on the loop thread (STARFORGE_READ_THREADS=0)']])
+  console.log(`${label.padEnd(46)}${median(readRuns[name].map((x) => x.rate)).toFixed(0).padStart(7)}   ${median(readRuns[name].map((x) => x.p99)).toFixed(1).padStart(8)}`);
 
 const fo = [];
 for (let i = 0; i < KILLS; i++) fo.push(await failover());

@@ -142,27 +142,30 @@ row bare_eval_gz "bare libmicrohttpd, $eval_gz B body, Content-Encoding: gzip"
 
 # ---- submissions: POST /v1/jobs, each durable before its 202 ----
 # A server of its own (a fresh database, --max-queue 100000 so that no
-# submission meets a full queue) per group-commit setting: the default, and
-# STARFORGE_STORE_BATCH_MAX=1, where the store thread commits every write
-# on its own (the baseline). Two loads, wrk with bench/submit.lua, 64
+# submission meets a full queue) per setting: the default; the default but
+# with SQLite's WAL checkpoints inside the commits, on the store thread
+# (STARFORGE_CHECKPOINT_INLINE=1, as before store_checkpoint_in_background);
+# and STARFORGE_STORE_BATCH_MAX=1, where the store thread commits every
+# write on its own (the baseline of group commit). Two loads, wrk with bench/submit.lua, 64
 # connections: as fast as answered (accepted jobs per second), and each
 # connection waiting 64 ms after an answer (about 1 000 jobs/s offered: the
 # p99 there is the latency figure). Small digger jobs; the workers run them
 # meanwhile, as they would.
-submit_server() { # name batch_max
+submit_server() { # name batch_max checkpoint_inline
 	sp=$(free_port 7)
 	mkdir -p "$tmp/$1"
-	STARFORGE_STORE_BATCH_MAX=$2 "$BIN" serve --listen 127.0.0.1:"$sp" --db "$tmp/$1/submit.db" \
+	STARFORGE_STORE_BATCH_MAX=$2 STARFORGE_CHECKPOINT_INLINE=$3 "$BIN" serve --listen 127.0.0.1:"$sp" --db "$tmp/$1/submit.db" \
 		--max-queue 100000 2>"$tmp/$1/serve.log" &
 	spid=$!
 	wait_http "http://127.0.0.1:$sp/healthz"
 }
 SCRIPT=$(dirname "$0")/submit.lua
 for rep in $(seq 1 "$REPS"); do
-	for setting in group:512 single:1; do
+	for setting in group:512:0 inline:512:1 single:1:0; do
 		name=${setting%%:*}
+		rest=${setting#*:}
 		for load in max paced; do
-			submit_server "$name" "${setting#*:}"
+			submit_server "$name" "${rest%%:*}" "${rest#*:}"
 			if [ "$load" = paced ]; then
 				out=$(SUBMIT_INTERVAL_MS=64 wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --latency -s "$SCRIPT" "http://127.0.0.1:$sp/v1/jobs")
 			else
@@ -187,5 +190,43 @@ srow() { # file label
 }
 srow submit_group_max "group commit (default), as fast as answered"
 srow submit_single_max "one commit per write (STARFORGE_STORE_BATCH_MAX=1), as fast as answered"
+srow submit_inline_max "group commit, checkpoints in the commits (STARFORGE_CHECKPOINT_INLINE=1)"
 srow submit_group_paced "group commit, each connection every 64 ms (~1 000/s offered)"
+srow submit_inline_paced "group commit, checkpoints in the commits, every 64 ms"
 srow submit_single_paced "one commit per write, each connection every 64 ms"
+
+# ---- reads: GET /v1/jobs/{id}, a store read each (never cached) ----
+# A server of its own per setting: the read pool (default, 4 threads with a
+# READONLY handle each) and STARFORGE_READ_THREADS=0, every read on the
+# loop thread (the baseline). On SQLite a read takes microseconds, so this
+# shows what the hand-over costs; on PostgreSQL, where a read is a round
+# trip, bench/cluster_bench.mjs measures what it saves.
+read_server() { # name threads
+	rp=$(free_port 9)
+	mkdir -p "$tmp/$1"
+	STARFORGE_READ_THREADS=$2 "$BIN" serve --listen 127.0.0.1:"$rp" --db "$tmp/$1/read.db" \
+		2>"$tmp/$1/serve.log" &
+	rpid=$!
+	wait_http "http://127.0.0.1:$rp/healthz"
+	rjob=$(curl -fs -X POST "http://127.0.0.1:$rp/v1/jobs" -H 'Content-Type: application/json' \
+		-d '{"kind":"digger","seed":3,"params":{"difficulty":"easiest","count":1}}')
+	rid=$(printf '%s' "$rjob" | sed -n 's/.*"id":"\(job_[0-9a-f]*\)".*/\1/p')
+}
+for rep in $(seq 1 "$REPS"); do
+	for setting in pool:4 loop:0; do
+		name=${setting%%:*}
+		read_server "read_$name" "${setting#*:}"
+		out=$(wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --latency "http://127.0.0.1:$rp/v1/jobs/$rid")
+		kill "$rpid" 2>/dev/null || true
+		wait "$rpid" 2>/dev/null || true
+		rm -rf "${tmp:?}/read_$name"
+		rps=$(printf '%s\n' "$out" | awk '/^Requests\/sec/ {printf "%.0f", $2}')
+		p99=$(to_ms "$(printf '%s\n' "$out" | awk '$1 == "99%" {print $2}')")
+		printf '%s %s\n' "$rps" "$p99" >>"$tmp/read_$name"
+	done
+done
+echo
+echo "Reads: GET /v1/jobs/{id} (a store read each), $CONNS connections, ${SECS}s per round, medians of $REPS rounds"
+printf '%-68s %12s %10s\n' "case" "requests/s" "p99 ms"
+srow read_pool "read pool, 4 threads (default)"
+srow read_loop "reads on the loop thread (STARFORGE_READ_THREADS=0)"

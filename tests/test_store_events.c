@@ -1,6 +1,7 @@
 /*
  * test_store_events.c - the progress events of jobs in the store (store.h:
- * store_append_job_events(), store_job_events(), store_event_clear()), on
+ * store_append_job_events(), store_job_events(), store_event_clear(),
+ * store_prune_job_events()), on
  * both back ends: every case runs once on SQLite (a file in a fresh
  * folder) and once on PostgreSQL (a schema of its own in the database
  * STARFORGE_TEST_PG names, tests/pg/cluster.sh; skipped without it),
@@ -522,6 +523,41 @@ static void test_upgrade(void **state)
 	store_close(s);
 }
 
+/*
+ * Retention: only the events of a job that finished longer ago than the
+ * age go; a running and a queued job keep theirs; the count is right.
+ */
+static void test_prune(void **state)
+{
+	fixture *f = *state;
+	store *s = start(f, 3);
+	sf_err err = { 0 };
+	store_event ev[] = { { 1, "{\"g\":1}" }, { 2, "{\"g\":2}" }, { 3, "{\"g\":3}" } };
+	store_fence f1 = claim_fence(s, "node-a", 60000, "job_1");
+	store_fence f2 = claim_fence(s, "node-a", 60000, "job_2");
+	append_ok(s, "job_1", &f1, ev, 3);
+	append_ok(s, "job_2", &f2, ev, 2);
+	append_ok(s, "job_3", NULL, ev, 1);
+	ok(store_job_succeeded(s, "job_1", &f1, NULL, 0, &err), &err);
+	int64_t deleted = -1;
+	/* Finished just now: an hour's age keeps everything. */
+	ok(store_prune_job_events(s, 3600 * 1000, &deleted, &err), &err);
+	assert_int_equal(deleted, 0);
+	assert_int_equal(count_events(s, "job_1"), 3);
+	sleep_ms(20);
+	ok(store_prune_job_events(s, 5, &deleted, &err), &err);
+	assert_int_equal(deleted, 3);
+	assert_int_equal(count_events(s, "job_1"), 0);
+	assert_int_equal(count_events(s, "job_2"), 2);
+	assert_int_equal(count_events(s, "job_3"), 1);
+	ok(store_prune_job_events(s, 0, NULL, &err), &err); /* nothing left: fine */
+	assert_int_equal(count_events(s, "job_2"), 2);
+	assert_int_equal(store_prune_job_events(s, -1, &deleted, &err), SF_EINVAL);
+	assert_int_equal(deleted, 0);
+	assert_non_null(strstr(err.msg, "age -1 ms"));
+	store_close(s);
+}
+
 /* Every case, run once per back end. */
 static const struct {
 	const char *name;
@@ -536,6 +572,7 @@ static const struct {
 	{ "test_batch", test_batch },
 	{ "test_readonly", test_readonly },
 	{ "test_upgrade", test_upgrade },
+	{ "test_prune", test_prune },
 };
 
 int main(void)

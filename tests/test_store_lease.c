@@ -409,6 +409,8 @@ static void test_lost_owner_writes_nothing(void **state)
 	assert_int_equal(out[0].state, JOB_QUEUED);
 	assert_int_equal(out[0].attempt, 1);
 	assert_int_equal(out[0].lost, 1);
+	assert_string_equal(out[0].kind, "lattice"); /* for the log line */
+	assert_int_equal(out[0].seed, 7);
 	store_job g = get(s, "job_1");
 	assert_int_equal(g.state, JOB_QUEUED);
 	assert_int_equal(g.attempt, 1);

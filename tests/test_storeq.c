@@ -5,6 +5,9 @@
  * commit; a write refused inside a batch leaves the others; a batch whose
  * commit fails reports every write of it failed, and none is in the file;
  * an ALONE operation runs outside any batch; a stop runs what is queued.
+ * A read pool runs reads on several threads at once, each with its own
+ * READONLY handle, sees what the writer committed, answers on the loop
+ * thread, and with 0 threads answers inside storeq_submit.
  *
  * What was committed is read back through a second handle (a READONLY
  * store), as the service's loop does, never through the writer.
@@ -402,6 +405,125 @@ static void test_stop_runs_what_is_queued(void **state)
 	assert_non_null(f->q);
 }
 
+/* ---- the read pool ---- */
+
+/* A read of job "job_<n>": rc 1 when found, 0 when not. */
+static void read_run(store *s, storeq_op *op)
+{
+	test_op *t = (test_op *)op;
+	if (t->started)
+		uv_sem_post(t->started);
+	if (t->gate)
+		uv_sem_wait(t->gate);
+	char id[40];
+	snprintf(id, sizeof id, "job_%d", t->n);
+	store_job job = { 0 };
+	op->rc = store_get_job(s, id, &job, &op->err);
+	store_job_clear(&job);
+}
+
+/* Commits jobs job_0..job_<n-1> through the writer. */
+static void commit_jobs(fixture *f, int n)
+{
+	test_op *ops = calloc((size_t)n, sizeof *ops);
+	assert_non_null(ops);
+	for (int i = 0; i < n; i++) {
+		prepare(&ops[i], f, i, insert_run, STOREQ_WRITE);
+		storeq_submit(f->q, &ops[i].op);
+	}
+	wait_all(f, ops, n);
+	free(ops);
+}
+
+/*
+ * Three threads: three reads, each held inside its run until all three
+ * have started, can only finish when they run at the same time; each sees
+ * the writer's commit, and answers on the loop thread.
+ */
+static void test_read_pool_runs_reads_together(void **state)
+{
+	fixture *f = *state;
+	commit_jobs(f, 3);
+	sf_err err = { 0 };
+	storeq *pool = storeq_start_readers(&f->loop, f->path, 3, &err);
+	assert_non_null(pool);
+	uv_sem_t started, gate;
+	assert_int_equal(uv_sem_init(&started, 0), 0);
+	assert_int_equal(uv_sem_init(&gate, 0), 0);
+	enum { N = 3 };
+	test_op ops[N + 1];
+	for (int i = 0; i < N; i++) {
+		prepare(&ops[i], f, i, read_run, STOREQ_READ);
+		ops[i].started = &started;
+		ops[i].gate = &gate;
+		storeq_submit(pool, &ops[i].op);
+	}
+	for (int i = 0; i < N; i++)
+		uv_sem_wait(&started); /* all three running at once */
+	for (int i = 0; i < N; i++)
+		uv_sem_post(&gate);
+	prepare(&ops[N], f, 77, read_run, STOREQ_READ); /* no such job */
+	storeq_submit(pool, &ops[N].op);
+	wait_all(f, ops, N + 1);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(ops[i].op.rc, 1);
+		assert_true(ops[i].on_loop);
+		assert_int_equal(ops[i].op.fault, STORE_OK);
+	}
+	assert_int_equal(ops[N].op.rc, 0);
+	assert_int_equal(storeq_pending(pool), 0);
+	unsigned long ops_run = 0;
+	storeq_counts(pool, NULL, &ops_run);
+	assert_int_equal(ops_run, N + 1);
+	storeq_stop(pool);
+	uv_sem_destroy(&started);
+	uv_sem_destroy(&gate);
+}
+
+/* 0 threads: the read runs, and answers, inside storeq_submit. */
+static void test_read_pool_of_none_answers_at_once(void **state)
+{
+	fixture *f = *state;
+	commit_jobs(f, 1);
+	sf_err err = { 0 };
+	storeq *pool = storeq_start_readers(&f->loop, f->path, 0, &err);
+	assert_non_null(pool);
+	test_op op;
+	prepare(&op, f, 0, read_run, STOREQ_READ);
+	storeq_submit(pool, &op.op);
+	assert_true(op.done);
+	assert_true(op.on_loop);
+	assert_int_equal(op.op.rc, 1);
+	assert_int_equal(storeq_pending(pool), 0);
+	storeq_stop(pool);
+	/* A pool too large is refused, naming the limit. */
+	assert_null(storeq_start_readers(&f->loop, f->path, STOREQ_READERS_MAX + 1, &err));
+	assert_int_equal(err.code, SF_EINVAL);
+	assert_non_null(strstr(err.msg, "0..64"));
+}
+
+/* A stop answers every read still queued. */
+static void test_read_pool_stop_answers_queued_reads(void **state)
+{
+	fixture *f = *state;
+	commit_jobs(f, 2);
+	sf_err err = { 0 };
+	storeq *pool = storeq_start_readers(&f->loop, f->path, 1, &err);
+	assert_non_null(pool);
+	enum { N = 20 };
+	test_op ops[N];
+	for (int i = 0; i < N; i++) {
+		prepare(&ops[i], f, i % 3, read_run, STOREQ_READ);
+		storeq_submit(pool, &ops[i].op);
+	}
+	storeq_stop(pool);
+	for (int i = 0; i < N; i++) {
+		assert_true(ops[i].done);
+		assert_true(ops[i].on_loop);
+		assert_int_equal(ops[i].op.rc, i % 3 < 2 ? 1 : 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +537,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_alone_op_runs_outside_the_batch, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stop_runs_what_is_queued, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_pool_runs_reads_together, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_pool_of_none_answers_at_once, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_read_pool_stop_answers_queued_reads, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -170,6 +170,72 @@ static void eval_after(uv_work_t *w, int status)
 		service_stop(svc); /* it waits for evaluations in flight */
 }
 
+/* An evaluation looked up in the store's cache, off the loop (evaluate). */
+typedef struct eval_read {
+	service_read rd;
+	lat_kind kind;
+	lat_seq seq;
+	stars_config stars;
+	int svg;
+	char key[96];
+	char text[LAT_MAX_LEN + 1];
+	char *doc;
+} eval_read;
+
+static void eval_fetch(store *s, storeq_op *op)
+{
+	eval_read *er = (eval_read *)op;
+	op->rc = store_get_evaluation(s, lat_kind_name(er->kind), er->text, &er->doc, &op->err);
+}
+
+/* Loop thread: the stored evaluation, or else one computed on the worker pool. */
+static void eval_fetched(service_read *rd)
+{
+	eval_read *er = (eval_read *)rd;
+	service *svc = rd->svc;
+	http_req *r = rd->r;
+	metrics_shared *ms = metrics_shared_of(svc->metrics);
+	if (rd->op.rc) {
+		respond_read_error(r, &rd->op);
+		return;
+	}
+	if (er->doc) {
+		atomic_fetch_add(&ms->cache_hits, 1);
+		answer(svc, r, er->key, er->doc, &er->stars, er->svg);
+		free(er->doc);
+		return;
+	}
+	if (svc->evaluations_running >= 4 * svc->cfg.workers) {
+		const char *h[] = { "Retry-After", "2", NULL };
+		respond_problem(r, 429, "busy", "Too many evaluations", h,
+				"%d evaluations are running, the limit; retry later",
+				svc->evaluations_running);
+		return;
+	}
+	atomic_fetch_add(&ms->cache_misses, 1);
+	eval_job *e = calloc(1, sizeof *e);
+	if (!e) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
+		return;
+	}
+	*e = (eval_job){ .svc = svc,
+			 .req = r,
+			 .kind = er->kind,
+			 .seq = er->seq,
+			 .stars = er->stars,
+			 .threads = svc->cfg.job_threads,
+			 .svg = er->svg };
+	e->work.data = e;
+	if (uv_queue_work(svc->loop, &e->work, eval_work, eval_after)) {
+		free(e);
+		respond_problem(r, 500, "internal", "Internal error", NULL,
+				"the worker pool refused");
+		return;
+	}
+	svc->evaluations_running++;
+	/* Not answered yet: http.c suspends the request until eval_after answers. */
+}
+
 static void evaluate(service *svc, http_req *r, const route_match *m, int svg)
 {
 	sf_err err = { 0 };
@@ -202,48 +268,18 @@ static void evaluate(service *svc, http_req *r, const route_match *m, int svg)
 		respond_cached(r, &hit, svg ? SVG_TYPE : "application/json", EVAL_MAX_AGE);
 		return;
 	}
-	char text[LAT_MAX_LEN + 1];
-	lat_seq_format(&seq, text);
-	char *doc = NULL;
-	if (store_get_evaluation(svc->reader, lat_kind_name(kind), text, &doc, &err)) {
-		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
-		return;
-	}
-	if (doc) {
-		atomic_fetch_add(&ms->cache_hits, 1);
-		answer(svc, r, key, doc, &stars, svg);
-		free(doc);
-		return;
-	}
-	if (svc->evaluations_running >= 4 * svc->cfg.workers) {
-		const char *h[] = { "Retry-After", "2", NULL };
-		respond_problem(r, 429, "busy", "Too many evaluations", h,
-				"%d evaluations are running, the limit; retry later",
-				svc->evaluations_running);
-		return;
-	}
-	atomic_fetch_add(&ms->cache_misses, 1);
-	eval_job *e = calloc(1, sizeof *e);
-	if (!e) {
+	eval_read *er = calloc(1, sizeof *er);
+	if (!er) {
 		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
 		return;
 	}
-	*e = (eval_job){ .svc = svc,
-			 .req = r,
-			 .kind = kind,
-			 .seq = seq,
-			 .stars = stars,
-			 .threads = svc->cfg.job_threads,
-			 .svg = svg };
-	e->work.data = e;
-	if (uv_queue_work(svc->loop, &e->work, eval_work, eval_after)) {
-		free(e);
-		respond_problem(r, 500, "internal", "Internal error", NULL,
-				"the worker pool refused");
-		return;
-	}
-	svc->evaluations_running++;
-	/* Not answered yet: http.c suspends the request until eval_after answers. */
+	er->kind = kind;
+	er->seq = seq;
+	er->stars = stars;
+	er->svg = svg;
+	snprintf(er->key, sizeof er->key, "%s", key);
+	lat_seq_format(&seq, er->text);
+	service_read_submit(svc, r, &er->rd, eval_fetch, eval_fetched);
 }
 
 void evaluations_get(service *svc, http_req *r, const route_match *m)

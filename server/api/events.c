@@ -214,7 +214,7 @@ struct ev_feed {
 	char job_id[40];
 	ev_log *log;
 	int ended; /* the job left the scheduler; its final event, if any, is logged */
-	int polling; /* a read of its events from the store is with the store thread */
+	int polling; /* a read of its events is with the read pool */
 	ev_watcher *watchers;
 	ev_feed *prev, *next;
 };
@@ -443,19 +443,18 @@ static int64_t last_event_id(const http_req *r)
 
 /* ---- the service's side ---- */
 
-void events_stream(service *svc, http_req *r, const route_match *m)
+/* The job's row is read (events_stream): its final event, or a stream. */
+static void stream_job(service *svc, http_req *r, const store_job *job, int arg)
 {
-	const char *id = route_param(m, "id");
-	store_job job = { 0 };
-	if (!jobs_lookup(svc, r, id, &job))
-		return;
+	(void)arg;
+	const char *id = job->id;
 	const char *headers[] = { "Cache-Control", "no-store", "X-Accel-Buffering", "no", NULL };
 	int64_t after = last_event_id(r);
-	if (is_final(job.state)) {
+	if (is_final(job->state)) {
 		/* The whole story is the final event; a client that has it is told to stop. */
 		size_t len = 0;
 		int64_t final_id;
-		char *text = final_event(&job, &len, &final_id);
+		char *text = final_event(job, &len, &final_id);
 		if (after >= final_id)
 			http_respond(r, 204, NULL, "", 0, headers);
 		else if (text)
@@ -464,10 +463,8 @@ void events_stream(service *svc, http_req *r, const route_match *m)
 			respond_problem(r, 500, "internal", "Internal error", NULL,
 					"out of memory");
 		free(text);
-		store_job_clear(&job);
 		return;
 	}
-	store_job_clear(&job);
 	if (svc->stopping) {
 		respond_problem(r, 503, "stopping", "Service stopping", NULL,
 				"the service is shutting down; retry against its successor");
@@ -497,6 +494,11 @@ void events_stream(service *svc, http_req *r, const route_match *m)
 	if (f->watchers)
 		f->watchers->prev = w;
 	f->watchers = w;
+}
+
+void events_stream(service *svc, http_req *r, const route_match *m)
+{
+	jobs_read(svc, r, route_param(m, "id"), stream_job, 0);
 }
 
 void events_progress(service *svc, const char *job_id, const ga_generation *gen)
@@ -536,19 +538,53 @@ static void feed_end(ev_hub *h, ev_feed *f, const store_job *job)
 		feed_free(h, f);
 }
 
+/* A job's final row, read off the loop for its feed (events_job_ended). */
+typedef struct ended_op {
+	storeq_op op;
+	service *svc;
+	char job_id[40];
+	store_job job;
+	int found;
+} ended_op;
+
+static void ended_run(store *st, storeq_op *op)
+{
+	ended_op *e = (ended_op *)op;
+	e->found = store_get_job(st, e->job_id, &e->job, &op->err);
+	op->rc = e->found < 0 ? e->found : 0;
+}
+
+static void ended_done(storeq_op *op)
+{
+	ended_op *e = (ended_op *)op;
+	ev_hub *h = e->svc->events;
+	ev_feed *f = h && !h->stopping ? feed_find(h, e->job_id) : NULL;
+	if (op->rc)
+		log_error("job %s: events: store: %s", e->job_id, op->err.msg);
+	if (f && !f->ended)
+		feed_end(h, f, e->found == 1 ? &e->job : NULL);
+	store_job_clear(&e->job);
+	free(e);
+}
+
 void events_job_ended(service *svc, const char *job_id)
 {
 	ev_hub *h = hub_of(svc, 0);
 	ev_feed *f = h ? feed_find(h, job_id) : NULL;
 	if (!f)
 		return; /* nobody watched and no progress was reported */
-	store_job job = { 0 };
-	sf_err err = { 0 };
-	int found = store_get_job(svc->reader, job_id, &job, &err);
-	if (found < 0)
-		log_error("job %s: events: store: %s", job_id, err.msg);
-	feed_end(h, f, found == 1 ? &job : NULL);
-	store_job_clear(&job);
+	ended_op *e = calloc(1, sizeof *e);
+	if (!e || strlen(job_id) >= sizeof e->job_id) {
+		free(e);
+		feed_end(h, f, NULL);
+		return;
+	}
+	e->svc = svc;
+	snprintf(e->job_id, sizeof e->job_id, "%s", job_id);
+	e->op.run = ended_run;
+	e->op.done = ended_done;
+	e->op.writes = STOREQ_READ;
+	storeq_submit(svc->reads, &e->op); /* the row is committed: any handle sees it */
 }
 
 /* ---- jobs running on other nodes (sched_shared) ---- */
@@ -557,7 +593,7 @@ void events_job_ended(service *svc, const char *job_id)
  * A job watched here but running on another node (or queued, not yet
  * claimed) gets its events from the store, where its node appends them with
  * each renewal of its lease (every second): every EV_POLL_MS the hub reads,
- * on the store thread, the job's row and then its events after the last one
+ * on a thread of the read pool, the job's row and then its events after the last one
  * logged here, appends them to the feed and, once the row is final and
  * every event has been read, the final event. A job that starts running
  * here feeds itself (events_progress) and is not read any more.
@@ -614,9 +650,12 @@ static void on_poll(uv_timer_t *t)
 {
 	ev_hub *h = t->data;
 	service *svc = h->svc;
-	if (h->stopping || !svc->writer || !svc->jobs)
+	if (h->stopping || !svc->reads || !svc->jobs)
 		return;
-	for (ev_feed *f = h->feeds; f; f = f->next) {
+	/* `next` first: a read pool of 0 threads answers inside storeq_submit,
+	 * which may end and free f. */
+	for (ev_feed *f = h->feeds, *next; f; f = next) {
+		next = f->next;
 		if (!f->watchers || f->ended || f->polling ||
 		    sched_local(svc->jobs, f->job_id) != SCHED_NOT_HERE)
 			continue;
@@ -630,7 +669,7 @@ static void on_poll(uv_timer_t *t)
 		p->op.done = poll_done;
 		p->op.writes = STOREQ_READ;
 		f->polling = 1;
-		storeq_submit(svc->writer, &p->op);
+		storeq_submit(svc->reads, &p->op);
 	}
 }
 

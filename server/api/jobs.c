@@ -63,30 +63,63 @@ static json_t *job_json(service *svc, const store_job *job)
 	return doc;
 }
 
-int jobs_lookup(service *svc, http_req *r, const char *id, store_job *job)
+/* A job read for a handler (jobs_read). */
+typedef struct job_read {
+	service_read rd;
+	char id[ROUTE_MAX_VALUE + 1];
+	store_job job;
+	int found;
+	void (*found_fn)(service *svc, http_req *r, const store_job *job, int arg);
+	int arg;
+} job_read;
+
+static void job_fetch(store *s, storeq_op *op)
 {
-	sf_err err = { 0 };
-	int found = store_get_job(svc->reader, id, job, &err);
-	if (found < 0)
-		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
-	else if (!found)
-		respond_problem(r, 404, "not-found", "No such job", NULL, "no job with id '%s'",
-				id);
-	if (found != 1)
-		store_job_clear(job);
-	return found == 1;
+	job_read *jr = (job_read *)op;
+	jr->found = store_get_job(s, jr->id, &jr->job, &op->err);
+	op->rc = jr->found < 0 ? jr->found : 0;
 }
 
+static void job_answer(service_read *rd)
+{
+	job_read *jr = (job_read *)rd;
+	if (rd->op.rc)
+		respond_read_error(rd->r, &rd->op);
+	else if (!jr->found)
+		respond_problem(rd->r, 404, "not-found", "No such job", NULL,
+				"no job with id '%s'", jr->id);
+	else
+		jr->found_fn(rd->svc, rd->r, &jr->job, jr->arg);
+	store_job_clear(&jr->job);
+}
+
+void jobs_read(service *svc, http_req *r, const char *id,
+	       void (*found)(service *svc, http_req *r, const store_job *job, int arg), int arg)
+{
+	job_read *jr = calloc(1, sizeof *jr);
+	if (!jr) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
+		return;
+	}
+	snprintf(jr->id, sizeof jr->id, "%s", id);
+	jr->found_fn = found;
+	jr->arg = arg;
+	service_read_submit(svc, r, &jr->rd, job_fetch, job_answer);
+}
+
+/* Answers with `job` and `status`, its Location and no caching. */
+static void answer_job(service *svc, http_req *r, const store_job *job, int status)
+{
+	char location[64];
+	snprintf(location, sizeof location, "/v1/jobs/%s", job->id);
+	const char *headers[] = { "Cache-Control", "no-store", "Location", location, NULL };
+	respond_json(r, status, job_json(svc, job), headers);
+}
+
+/* Answers with job `id` as it is in the store now (read off the loop). */
 static void respond_job(service *svc, http_req *r, int status, const char *id)
 {
-	store_job job = { 0 };
-	if (!jobs_lookup(svc, r, id, &job))
-		return;
-	char location[64];
-	snprintf(location, sizeof location, "/v1/jobs/%s", job.id);
-	const char *headers[] = { "Cache-Control", "no-store", "Location", location, NULL };
-	respond_json(r, status, job_json(svc, &job), headers);
-	store_job_clear(&job);
+	jobs_read(svc, r, id, answer_job, status);
 }
 
 /* ---- handlers ---- */
@@ -127,13 +160,37 @@ typedef struct submit_op {
 	int existing;
 	const sf_kind *kind;
 	void *params;
+	/* The uploaded resource the params name (pointing into params), or NULL. */
+	const char *rtype, *rname;
+	int missing; /* the resource is not there: nothing inserted */
 } submit_op;
 
 static void submit_run(store *s, storeq_op *op)
 {
 	submit_op *so = (submit_op *)op;
+	/* A job naming a resource that is not there could only fail: refuse it. */
+	if (so->rname) {
+		int have = res_exists(s, so->rtype, so->rname, &op->err);
+		if (have <= 0) {
+			so->missing = !have;
+			op->rc = have;
+			return;
+		}
+	}
 	op->rc = store_insert_job(s, &so->job, so->idem, so->idem ? so->hash : NULL, &so->existing,
 				  &op->err);
+}
+
+/* 422: the params name an uploaded resource that is not there. */
+static void respond_missing(http_req *r, const sf_kind *kind, const char *rtype, const char *rname)
+{
+	respond_problem(r, 422, "invalid-params", "Invalid parameters", NULL,
+			"params.%s '%s' is not an uploaded %s (upload it with "
+			"POST /v1/%s%s%s%s)",
+			rtype, rname, kind->resource->what, kind->resource->collection,
+			kind->resource->builtin ? ", or use '" : "",
+			kind->resource->builtin ? kind->resource->builtin : "",
+			kind->resource->builtin ? "'" : "");
 }
 
 /* Loop thread: the job is durable (or refused): 202, or why not. */
@@ -143,31 +200,30 @@ static void submit_done(storeq_op *op)
 	service *svc = so->svc;
 	http_req *r = so->r;
 	const sf_kind *kind = so->kind;
-	void *params = so->params;
-	char id[40];
-	snprintf(id, sizeof id, "%s", so->job.id);
-	uint64_t seed = so->job.seed;
-	int rc = op->rc, existing = so->existing;
+	int rc = op->rc;
 	svc->submitting--;
-	store_job_clear(&so->job);
-	free(so->idem);
-	if (rc == SF_EINVAL) {
-		kind->params_free(params);
+	if (so->missing) {
+		respond_missing(r, kind, so->rtype, so->rname); /* before params are freed */
+	} else if (rc == SF_EINVAL) {
 		respond_problem(r, 422, "idempotency-key-reused", "Idempotency-Key reused", NULL,
 				"%s", op->err.msg);
 	} else if (rc) {
-		kind->params_free(params);
 		respond_store_error(svc, r, rc, &op->err, "the job could not be recorded");
-	} else if (existing) {
-		kind->params_free(params);
-		respond_job(svc, r, 202, id);
 	} else {
-		kind->params_free(params); /* the scheduler parses them again when it claims the job */
-		sched_queued_add(svc->jobs, 1);
-		log_submitted(id, kind->name, seed);
-		respond_job(svc, r, 202, id);
-		sched_kick(svc->jobs);
+		if (!so->existing) {
+			sched_queued_add(svc->jobs, 1);
+			log_submitted(so->job.id, kind->name, so->job.seed);
+		}
+		/* The row as recorded (a new one, or the earlier job of the same
+		 * Idempotency-Key): no read needed. */
+		answer_job(svc, r, &so->job, 202);
+		if (!so->existing)
+			sched_kick(svc->jobs);
 	}
+	/* The scheduler parses the params again when it claims the job. */
+	kind->params_free(so->params);
+	store_job_clear(&so->job);
+	free(so->idem);
 	free(so);
 }
 
@@ -186,28 +242,11 @@ void jobs_submit(service *svc, http_req *r, const route_match *m)
 	const json_t *pj = jr.params_js, *sj = jr.seed_js;
 	const sf_kind *kind = jr.kind;
 	void *params = jr.params;
-	sf_err err = { 0 };
-	/* A job naming a resource that is not there could only fail: refuse it now. */
+	/* A job naming an uploaded resource: the store thread checks that it is there. */
 	const char *rtype = NULL;
 	const char *rname = kind->params_resource ? kind->params_resource(params, &rtype) : NULL;
-	int have = rname && kind->resource ? res_exists(svc->reader, rtype, rname, &err) : 1;
-	if (have <= 0) {
-		/* rname points into params: answer before freeing them. */
-		if (have < 0)
-			respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s",
-					err.msg);
-		else
-			respond_problem(r, 422, "invalid-params", "Invalid parameters", NULL,
-					"params.%s '%s' is not an uploaded %s (upload it with "
-					"POST /v1/%s%s%s%s)",
-					rtype, rname, kind->resource->what,
-					kind->resource->collection,
-					kind->resource->builtin ? ", or use '" : "",
-					kind->resource->builtin ? kind->resource->builtin : "",
-					kind->resource->builtin ? "'" : "");
-		kind->params_free(params);
-		goto out;
-	}
+	if (!kind->resource)
+		rname = NULL;
 	if (svc->stopping) {
 		kind->params_free(params);
 		respond_problem(r, 503, "stopping", "Service stopping", NULL,
@@ -273,6 +312,8 @@ void jobs_submit(service *svc, http_req *r, const route_match *m)
 	memcpy(so->hash, hash, sizeof hash);
 	so->kind = kind;
 	so->params = params;
+	so->rtype = rtype;
+	so->rname = rname;
 	so->op.run = submit_run;
 	so->op.done = submit_done;
 	so->op.writes = STOREQ_WRITE;
@@ -376,6 +417,47 @@ void jobs_cancel(service *svc, http_req *r, const route_match *m)
 	storeq_submit(svc->writer, &co->op); /* answered in cancel_done */
 }
 
+/* A page of GET /v1/jobs, read off the loop. */
+typedef struct jobs_page {
+	service_read rd;
+	int state;
+	const char *kind;
+	int64_t before;
+	int page_size, n;
+	store_job *jobs; /* page_size + 1: one more says there is a next page */
+} jobs_page;
+
+static void jobs_page_fetch(store *s, storeq_op *op)
+{
+	jobs_page *jp = (jobs_page *)op;
+	op->rc = store_list_jobs(s, jp->state, jp->kind, jp->before, jp->page_size + 1, jp->jobs,
+				 &jp->n, &op->err);
+}
+
+static void jobs_page_answer(service_read *rd)
+{
+	jobs_page *jp = (jobs_page *)rd;
+	if (rd->op.rc) {
+		respond_read_error(rd->r, &rd->op);
+	} else {
+		json_t *arr = json_array();
+		for (int i = 0; i < jp->n && i < jp->page_size; i++)
+			json_array_append_new(arr, job_json(rd->svc, &jp->jobs[i]));
+		char token[32];
+		json_t *next = json_null();
+		if (jp->n > jp->page_size) {
+			service_page_token(jp->jobs[jp->page_size - 1].seq, token);
+			next = json_string(token);
+		}
+		const char *h[] = { "Cache-Control", "no-store", NULL };
+		respond_json(rd->r, 200,
+			     json_pack("{s:o, s:o}", "jobs", arr, "next_page_token", next), h);
+	}
+	for (int i = 0; i < jp->n; i++)
+		store_job_clear(&jp->jobs[i]);
+	free(jp->jobs);
+}
+
 void jobs_list(service *svc, http_req *r, const route_match *m)
 {
 	(void)m;
@@ -396,26 +478,15 @@ void jobs_list(service *svc, http_req *r, const route_match *m)
 			state);
 		return;
 	}
-	store_job *jobs = calloc((size_t)page_size + 1, sizeof *jobs);
-	int n = 0;
-	sf_err err = { 0 };
-	if (!jobs || store_list_jobs(svc->reader, st, kind, before, page_size + 1, jobs, &n, &err)) {
-		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
-		free(jobs);
+	jobs_page *jp = calloc(1, sizeof *jp);
+	if (!jp || !(jp->jobs = calloc((size_t)page_size + 1, sizeof *jp->jobs))) {
+		free(jp);
+		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
 		return;
 	}
-	json_t *arr = json_array();
-	for (int i = 0; i < n && i < page_size; i++)
-		json_array_append_new(arr, job_json(svc, &jobs[i]));
-	char token[32];
-	json_t *next = json_null();
-	if (n > page_size) {
-		service_page_token(jobs[page_size - 1].seq, token);
-		next = json_string(token);
-	}
-	for (int i = 0; i < n; i++)
-		store_job_clear(&jobs[i]);
-	free(jobs);
-	const char *h[] = { "Cache-Control", "no-store", NULL };
-	respond_json(r, 200, json_pack("{s:o, s:o}", "jobs", arr, "next_page_token", next), h);
+	jp->state = st;
+	jp->kind = kind; /* the request's, alive until it is answered */
+	jp->before = before;
+	jp->page_size = page_size;
+	service_read_submit(svc, r, &jp->rd, jobs_page_fetch, jobs_page_answer);
 }

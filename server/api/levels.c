@@ -25,49 +25,80 @@
 #define SVG_TYPE "image/svg+xml"
 
 /*
- * Finds level `id`'s document text in the response cache or the store and
- * fills `hit` (valid until the next rcache_put). Returns 0, or -1 after
- * answering the request with a problem (404 when there is no such level).
+ * What to answer once level `id`'s document text is at hand (`hit`, valid
+ * until the next rcache_put): the JSON or the picture, with a Vary header
+ * when `vary` is not NULL.
  */
-static int level_text(service *svc, http_req *r, const char *id, rcache_hit *hit)
+typedef void (*level_then)(service *svc, http_req *r, const char *id, rcache_hit *hit,
+			   const char *vary);
+
+/* A level read from the store, off the loop (level_text). */
+typedef struct level_read {
+	service_read rd;
+	char id[ROUTE_MAX_VALUE + 1];
+	char *doc;
+	level_then then;
+	const char *vary;
+} level_read;
+
+static void level_fetch(store *s, storeq_op *op)
+{
+	level_read *lr = (level_read *)op;
+	op->rc = store_get_level(s, lr->id, &lr->doc, &op->err);
+}
+
+static void level_fetched(service_read *rd)
+{
+	level_read *lr = (level_read *)rd;
+	http_req *r = rd->r;
+	rcache_hit hit;
+	char key[ROUTE_MAX_VALUE + 4];
+	snprintf(key, sizeof key, "L:%s", lr->id);
+	if (rd->op.rc)
+		respond_read_error(r, &rd->op);
+	else if (!lr->doc)
+		respond_problem(r, 404, "not-found", "No such level", NULL,
+				"no level with id '%s'", lr->id);
+	else if (rcache_put(rd->svc->responses, key, lr->doc, strlen(lr->doc), &hit))
+		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
+	else
+		lr->then(rd->svc, r, lr->id, &hit, lr->vary);
+	free(lr->doc);
+}
+
+/*
+ * Finds level `id`'s document text in the response cache, or else reads it
+ * from the store off the loop and caches it, and then calls then(...); or
+ * answers the request with a problem (404 when there is no such level).
+ */
+static void level_text(service *svc, http_req *r, const char *id, level_then then,
+		       const char *vary)
 {
 	char key[ROUTE_MAX_VALUE + 4];
 	snprintf(key, sizeof key, "L:%s", id);
-	if (rcache_get(svc->responses, key, hit))
-		return 0;
-	char *doc = NULL;
-	sf_err err = { 0 };
-	if (store_get_level(svc->reader, id, &doc, &err)) {
-		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
-		return -1;
+	rcache_hit hit;
+	if (rcache_get(svc->responses, key, &hit)) {
+		then(svc, r, id, &hit, vary);
+		return;
 	}
-	if (!doc) {
-		respond_problem(r, 404, "not-found", "No such level", NULL, "no level with id '%s'",
-				id);
-		return -1;
-	}
-	int rc = rcache_put(svc->responses, key, doc, strlen(doc), hit);
-	free(doc);
-	if (rc) {
+	level_read *lr = calloc(1, sizeof *lr);
+	if (!lr) {
 		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
-		return -1;
+		return;
 	}
-	return 0;
+	snprintf(lr->id, sizeof lr->id, "%s", id);
+	lr->then = then;
+	lr->vary = vary;
+	service_read_submit(svc, r, &lr->rd, level_fetch, level_fetched);
 }
 
-/* Answers level `id`'s picture, with a Vary header when `vary` is not NULL. */
-static void answer_svg(service *svc, http_req *r, const char *id, const char *vary)
+/* Draws the picture of the level document `hit`, caches and answers it. */
+static void draw_svg(service *svc, http_req *r, const char *id, rcache_hit *hit,
+		     const char *vary)
 {
 	char key[ROUTE_MAX_VALUE + 4];
 	snprintf(key, sizeof key, "S:%s", id);
-	rcache_hit hit;
-	if (rcache_get(svc->responses, key, &hit)) {
-		respond_cached_vary(r, &hit, SVG_TYPE, LEVEL_MAX_AGE, vary);
-		return;
-	}
-	if (level_text(svc, r, id, &hit))
-		return;
-	json_t *level = json_loadb(hit.body, hit.len, 0, NULL);
+	json_t *level = json_loadb(hit->body, hit->len, 0, NULL);
 	const sf_kind *kind = sf_kind_find(json_string_value(json_object_get(level, "kind")));
 	if (!kind || !kind->level_svg) {
 		respond_problem(r, 404, "not-found", "No picture", NULL,
@@ -83,13 +114,36 @@ static void answer_svg(service *svc, http_req *r, const char *id, const char *va
 		respond_problem(r, 500, "internal", "Internal error", NULL, "picture: %s", err.msg);
 		return;
 	}
-	int rc = rcache_put(svc->responses, key, svg, strlen(svg), &hit);
+	rcache_hit shit;
+	int rc = rcache_put(svc->responses, key, svg, strlen(svg), &shit);
 	free(svg);
 	if (rc) {
 		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
 		return;
 	}
-	respond_cached_vary(r, &hit, SVG_TYPE, LEVEL_MAX_AGE, vary);
+	respond_cached_vary(r, &shit, SVG_TYPE, LEVEL_MAX_AGE, vary);
+}
+
+/* Answers level `id`'s picture, with a Vary header when `vary` is not NULL. */
+static void answer_svg(service *svc, http_req *r, const char *id, const char *vary)
+{
+	char key[ROUTE_MAX_VALUE + 4];
+	snprintf(key, sizeof key, "S:%s", id);
+	rcache_hit hit;
+	if (rcache_get(svc->responses, key, &hit)) {
+		respond_cached_vary(r, &hit, SVG_TYPE, LEVEL_MAX_AGE, vary);
+		return;
+	}
+	level_text(svc, r, id, draw_svg, vary);
+}
+
+/* Answers the level document `hit` as JSON. */
+static void answer_json(service *svc, http_req *r, const char *id, rcache_hit *hit,
+			const char *vary)
+{
+	(void)svc;
+	(void)id;
+	respond_cached_vary(r, hit, "application/json", LEVEL_MAX_AGE, vary);
 }
 
 /*
@@ -161,10 +215,7 @@ void levels_get(service *svc, http_req *r, const route_match *m)
 		answer_svg(svc, r, id, "Accept");
 		return;
 	}
-	rcache_hit hit;
-	if (level_text(svc, r, id, &hit))
-		return;
-	respond_cached_vary(r, &hit, "application/json", LEVEL_MAX_AGE, "Accept");
+	level_text(svc, r, id, answer_json, "Accept");
 }
 
 void levels_svg(service *svc, http_req *r, const route_match *m)
@@ -306,6 +357,51 @@ static void filter_values(const sf_kind *kind, const char *name, char *buf, size
 			 f && f->type == SF_FILTER_NUMBER ? "a number" : "a non-empty text");
 }
 
+/* A page of GET /v1/levels, read off the loop. */
+typedef struct levels_page {
+	service_read rd;
+	filter_ctx fc;
+	const char *kind;
+	int64_t before;
+	int page_size, n;
+	char **docs; /* page_size + 1: one more says there is a next page */
+	int64_t *seqs;
+} levels_page;
+
+static void levels_page_fetch(store *s, storeq_op *op)
+{
+	levels_page *lp = (levels_page *)op;
+	op->rc = store_list_levels(s, lp->kind, lp->fc.f, lp->fc.n, lp->before, lp->page_size + 1,
+				   lp->docs, lp->seqs, &lp->n, &op->err);
+}
+
+static void levels_page_answer(service_read *rd)
+{
+	levels_page *lp = (levels_page *)rd;
+	if (rd->op.rc) {
+		respond_read_error(rd->r, &rd->op);
+	} else {
+		json_t *arr = json_array();
+		for (int i = 0; i < lp->n && i < lp->page_size; i++) {
+			json_t *lv = json_loads(lp->docs[i], 0, NULL);
+			if (lv)
+				json_array_append_new(arr, lv);
+		}
+		json_t *next = json_null();
+		if (lp->n > lp->page_size) {
+			char token[32];
+			service_page_token(lp->seqs[lp->page_size - 1], token);
+			next = json_string(token);
+		}
+		respond_json(rd->r, 200,
+			     json_pack("{s:o, s:o}", "levels", arr, "next_page_token", next), NULL);
+	}
+	for (int i = 0; i < lp->n; i++)
+		free(lp->docs[i]);
+	free(lp->docs);
+	free(lp->seqs);
+}
+
 void levels_list(service *svc, http_req *r, const route_match *m)
 {
 	(void)m;
@@ -321,49 +417,42 @@ void levels_list(service *svc, http_req *r, const route_match *m)
 	if (service_query_check(r, list_params, filter_known, (void *)k, allowed) ||
 	    service_list_args(r, &page_size, &before, &kind))
 		return;
-	filter_ctx fc = { .kind = k };
-	http_req_each_query(r, add_filter, &fc);
-	if (fc.bad && !fc.why) {
+	levels_page *lp = calloc(1, sizeof *lp);
+	if (!lp) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
+		return;
+	}
+	/* The filters live in the op: they may point into its num_text. */
+	filter_ctx *fc = &lp->fc;
+	fc->kind = k;
+	http_req_each_query(r, add_filter, fc);
+	if (fc->bad && !fc->why) {
 		respond_problem(r, 400, "invalid-query", "Invalid query", NULL,
 				"filter %.64s is one too many (at most %d filters in one listing)",
-				fc.bad, STORE_MAX_FILTERS);
+				fc->bad, STORE_MAX_FILTERS);
+		free(lp);
 		return;
 	}
-	if (fc.bad) {
+	if (fc->bad) {
 		char values[128];
-		filter_values(fc.kind, fc.bad, values, sizeof values);
+		filter_values(fc->kind, fc->bad, values, sizeof values);
 		respond_problem(r, 400, "invalid-query", "Invalid query", NULL,
-				"filter %.64s '%.64s' %s (allowed: %s)", fc.bad, fc.bad_value,
-				fc.why, values);
+				"filter %.64s '%.64s' %s (allowed: %s)", fc->bad, fc->bad_value,
+				fc->why, values);
+		free(lp);
 		return;
 	}
-	char **docs = calloc((size_t)page_size + 1, sizeof *docs);
-	int64_t *seqs = calloc((size_t)page_size + 1, sizeof *seqs);
-	int n = 0;
-	sf_err err = { 0 };
-	if (!docs || !seqs ||
-	    store_list_levels(svc->reader, kind, fc.f, fc.n, before, page_size + 1, docs, seqs, &n,
-			      &err)) {
-		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
-		free(docs);
-		free(seqs);
+	lp->docs = calloc((size_t)page_size + 1, sizeof *lp->docs);
+	lp->seqs = calloc((size_t)page_size + 1, sizeof *lp->seqs);
+	if (!lp->docs || !lp->seqs) {
+		free(lp->docs);
+		free(lp->seqs);
+		free(lp);
+		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
 		return;
 	}
-	json_t *arr = json_array();
-	for (int i = 0; i < n && i < page_size; i++) {
-		json_t *lv = json_loads(docs[i], 0, NULL);
-		if (lv)
-			json_array_append_new(arr, lv);
-	}
-	json_t *next = json_null();
-	if (n > page_size) {
-		char token[32];
-		service_page_token(seqs[page_size - 1], token);
-		next = json_string(token);
-	}
-	for (int i = 0; i < n; i++)
-		free(docs[i]);
-	free(docs);
-	free(seqs);
-	respond_json(r, 200, json_pack("{s:o, s:o}", "levels", arr, "next_page_token", next), NULL);
+	lp->kind = kind; /* the request's, alive until it is answered */
+	lp->before = before;
+	lp->page_size = page_size;
+	service_read_submit(svc, r, &lp->rd, levels_page_fetch, levels_page_answer);
 }

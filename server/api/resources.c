@@ -210,30 +210,57 @@ void resources_upload(service *svc, http_req *r, const route_match *m)
 	storeq_submit(svc->writer, &u->op); /* answered in upload_done */
 }
 
+/* GET /v1/<collection>/{name}, read off the loop. */
+typedef struct res_read {
+	service_read rd;
+	const sf_resource_kind *rk;
+	char name[ROUTE_MAX_VALUE + 1];
+	char *format, *body;
+} res_read;
+
+static void res_get_fetch(store *s, storeq_op *op)
+{
+	res_read *rr = (res_read *)op;
+	op->rc = store_get_resource(s, rr->rk->type, rr->name, &rr->format, &rr->body, &op->err);
+}
+
+static void res_get_answer(service_read *rd)
+{
+	res_read *rr = (res_read *)rd;
+	if (rd->op.rc) {
+		respond_read_error(rd->r, &rd->op);
+	} else if (!rr->body) {
+		respond_problem(rd->r, 404, "not-found", "Not found", NULL,
+				"no uploaded %s named '%s'", rr->rk->what, rr->name);
+	} else {
+		char etag[40];
+		size_t len = strlen(rr->body);
+		rcache_etag(rr->body, len, etag);
+		rcache_hit hit = { .body = rr->body, .len = len, .etag = etag };
+		respond_cached(rd->r, &hit, media_type_of(rr->rk, rr->format), RES_MAX_AGE);
+	}
+	free(rr->format);
+	free(rr->body);
+}
+
 /* GET /v1/<collection>/{name}: the body as uploaded, its media type, a strong ETag. */
 void resources_get(service *svc, http_req *r, const route_match *m)
 {
 	const sf_resource_kind *rk = m->arg;
 	const char *name = route_param(m, "name");
-	char *format = NULL, *body = NULL;
-	sf_err err = { 0 };
-	if (sf_resource_name_valid(name) &&
-	    store_get_resource(svc->reader, rk->type, name, &format, &body, &err)) {
-		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
-		return;
-	}
-	if (!body) {
+	if (!sf_resource_name_valid(name)) {
 		respond_problem(r, 404, "not-found", "Not found", NULL, "no uploaded %s named '%s'",
 				rk->what, name);
 		return;
 	}
-	char etag[40];
-	size_t len = strlen(body);
-	rcache_etag(body, len, etag);
-	rcache_hit hit = { .body = body, .len = len, .etag = etag };
-	respond_cached(r, &hit, media_type_of(rk, format), RES_MAX_AGE);
-	free(format);
-	free(body);
+	res_read *rr = calloc(1, sizeof *rr);
+	if (!rr) {
+		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
+		return;
+	}
+	rr->rk = rk;
+	snprintf(rr->name, sizeof rr->name, "%s", name);
+	service_read_submit(svc, r, &rr->rd, res_get_fetch, res_get_answer);
 }
 
 /*
@@ -262,6 +289,55 @@ static json_t *listed(const sf_resource_kind *rk, const store_resource *res)
 	return doc;
 }
 
+/* A page of GET /v1/<collection>, read off the loop. */
+typedef struct res_page {
+	service_read rd;
+	const sf_resource_kind *rk;
+	int64_t before;
+	int page_size, n;
+	store_resource *rows; /* page_size + 1: one more says there is a next page */
+} res_page;
+
+static void res_page_fetch(store *s, storeq_op *op)
+{
+	res_page *rp = (res_page *)op;
+	op->rc = store_list_resources(s, rp->rk->type, rp->before, rp->page_size + 1, rp->rows,
+				      &rp->n, &op->err);
+}
+
+static void res_page_answer(service_read *rd)
+{
+	res_page *rp = (res_page *)rd;
+	const sf_resource_kind *rk = rp->rk;
+	if (rd->op.rc) {
+		respond_read_error(rd->r, &rd->op);
+	} else {
+		json_t *arr = json_array();
+		for (int i = 0; i < rp->n && i < rp->page_size; i++) {
+			json_t *doc = listed(rk, &rp->rows[i]);
+			if (doc)
+				json_array_append_new(arr, doc);
+		}
+		json_t *next = json_null();
+		if (rp->n > rp->page_size) {
+			char token[32];
+			service_page_token(rp->rows[rp->page_size - 1].seq, token);
+			next = json_string(token);
+		}
+		char key[96];
+		snprintf(key, sizeof key, "%s", rk->collection);
+		for (char *c = key; *c; c++)
+			if (*c == '-')
+				*c = '_';
+		const char *h[] = { "Cache-Control", "no-store", NULL };
+		respond_json(rd->r, 200,
+			     json_pack("{s:o, s:o}", key, arr, "next_page_token", next), h);
+	}
+	for (int i = 0; i < rp->n; i++)
+		store_resource_clear(&rp->rows[i]);
+	free(rp->rows);
+}
+
 /*
  * GET /v1/<collection>: the uploaded resources of the route's type, newest
  * first, page_size and page_token as every listing takes them; the array is
@@ -278,36 +354,14 @@ void resources_list(service *svc, http_req *r, const route_match *m)
 	if (service_query_check(r, params, NULL, NULL, NULL) ||
 	    service_list_args(r, &page_size, &before, &kind))
 		return;
-	store_resource *rows = calloc((size_t)page_size + 1, sizeof *rows);
-	int n = 0;
-	sf_err err = { 0 };
-	if (!rows ||
-	    store_list_resources(svc->reader, rk->type, before, page_size + 1, rows, &n, &err)) {
-		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s",
-				rows ? err.msg : "out of memory");
-		free(rows);
+	res_page *rp = calloc(1, sizeof *rp);
+	if (!rp || !(rp->rows = calloc((size_t)page_size + 1, sizeof *rp->rows))) {
+		free(rp);
+		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
 		return;
 	}
-	json_t *arr = json_array();
-	for (int i = 0; i < n && i < page_size; i++) {
-		json_t *doc = listed(rk, &rows[i]);
-		if (doc)
-			json_array_append_new(arr, doc);
-	}
-	json_t *next = json_null();
-	if (n > page_size) {
-		char token[32];
-		service_page_token(rows[page_size - 1].seq, token);
-		next = json_string(token);
-	}
-	for (int i = 0; i < n; i++)
-		store_resource_clear(&rows[i]);
-	free(rows);
-	char key[96];
-	snprintf(key, sizeof key, "%s", rk->collection);
-	for (char *c = key; *c; c++)
-		if (*c == '-')
-			*c = '_';
-	const char *h[] = { "Cache-Control", "no-store", NULL };
-	respond_json(r, 200, json_pack("{s:o, s:o}", key, arr, "next_page_token", next), h);
+	rp->rk = rk;
+	rp->before = before;
+	rp->page_size = page_size;
+	service_read_submit(svc, r, &rp->rd, res_page_fetch, res_page_answer);
 }

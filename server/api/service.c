@@ -241,16 +241,54 @@ void respond_store_error(service *svc, http_req *r, int rc, const sf_err *err,
 		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err->msg);
 		return;
 	}
-	if (storeq_fault(svc->writer, NULL) == STORE_FULL)
+	int fault = storeq_fault(svc->writer, NULL);
+	if (fault == STORE_FULL)
 		respond_problem(r, 507, "insufficient-storage", "Insufficient storage", h,
 				"%s: the database or its disk is full, so nothing was recorded; "
 				"retry when space returns (%s)",
+				what, err->msg);
+	else if (fault == STORE_UNAVAILABLE)
+		respond_problem(r, 503, "storage-unavailable", "Storage unavailable", h,
+				"%s: the database cannot be reached now, so nothing was recorded; "
+				"retry later (%s)",
 				what, err->msg);
 	else
 		respond_problem(r, 503, "storage-unavailable", "Storage unavailable", h,
 				"%s: the database cannot be written now, so nothing was recorded; "
 				"retry later (%s)",
 				what, err->msg);
+}
+
+void respond_read_error(http_req *r, const storeq_op *op)
+{
+	const char *h[] = { "Retry-After", "5", NULL };
+	if (op->rc == SF_ESYS && op->fault == STORE_UNAVAILABLE)
+		respond_problem(r, 503, "storage-unavailable", "Storage unavailable", h,
+				"the database cannot be reached now; retry later (%s)", op->err.msg);
+	else if (op->rc == SF_ENOMEM)
+		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
+	else
+		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s",
+				op->err.msg);
+}
+
+static void read_done(storeq_op *op)
+{
+	service_read *rd = (service_read *)op;
+	rd->answer(rd);
+	free(rd);
+}
+
+void service_read_submit(service *svc, http_req *r, service_read *rd,
+		  void (*fetch)(store *s, storeq_op *op), void (*answer)(service_read *rd))
+{
+	rd->svc = svc;
+	rd->r = r;
+	rd->answer = answer;
+	rd->op.run = fetch;
+	rd->op.done = read_done;
+	rd->op.writes = STOREQ_READ;
+	storeq_submit(svc->reads, &rd->op);
 }
 
 static void healthz(service *svc, http_req *r, const route_match *m)
@@ -264,8 +302,8 @@ static void healthz(service *svc, http_req *r, const route_match *m)
 static void readyz(service *svc, http_req *r, const route_match *m)
 {
 	(void)m;
-	int version = store_version(svc->reader);
-	int migrated = version == store_backend_latest_version(svc->reader);
+	int version = svc->schema_version;
+	int migrated = version == svc->schema_latest;
 	int queued = sched_queued(svc->jobs);
 	int room = queued < svc->cfg.max_queue;
 	/* A store that cannot write (store.h) is probed every second (sched.c). */
@@ -279,32 +317,103 @@ static void readyz(service *svc, http_req *r, const route_match *m)
 			       "schema_version", version, "migrations_applied", migrated, "queued",
 			       queued, "max_queue", svc->cfg.max_queue, "stopping",
 			       svc->stopping, "storage",
-			       fault == STORE_FULL         ? "full"
-			       : fault == STORE_UNWRITABLE ? "unwritable"
-							   : "ok",
+			       fault == STORE_FULL          ? "full"
+			       : fault == STORE_UNWRITABLE  ? "unwritable"
+			       : fault == STORE_UNAVAILABLE ? "unavailable"
+							    : "ok",
 			       "storage_error", fault ? json_string(fault_msg) : json_null(),
-			       "backend", store_backend(svc->reader), "node", svc->cfg.node),
+			       "backend", svc->backend, "node", svc->cfg.node),
 		     h);
+}
+
+/*
+ * `text` (metrics_render's, `*len` bytes) and after it the store's
+ * families: commits of the store thread (a batch counts once), operations
+ * run and waiting per pool (the writer, the read pool), and the fault
+ * state as a 0/1 gauge per state. A malloc'ed text and its length, or NULL.
+ */
+static char *store_metrics(service *svc, const char *text, size_t *len)
+{
+	unsigned long commits = 0, wops = 0, rops = 0;
+	storeq_counts(svc->writer, &commits, &wops);
+	storeq_counts(svc->reads, NULL, &rops);
+	int fault = storeq_fault(svc->writer, NULL);
+	static const char *const faults[] = { "ok", "full", "unwritable", "unavailable" };
+	char tail[2048];
+	int n = snprintf(
+		tail, sizeof tail,
+		"# HELP starforge_store_commits_total Commits of the store thread; a batch of "
+		"writes (group commit) counts once.\n"
+		"# TYPE starforge_store_commits_total counter\n"
+		"starforge_store_commits_total %lu\n"
+		"# HELP starforge_store_operations_total Store operations run, by pool: the store "
+		"thread (writer) and the read pool (reads).\n"
+		"# TYPE starforge_store_operations_total counter\n"
+		"starforge_store_operations_total{pool=\"writer\"} %lu\n"
+		"starforge_store_operations_total{pool=\"reads\"} %lu\n"
+		"# HELP starforge_store_pending Store operations submitted and not yet answered, by "
+		"pool.\n"
+		"# TYPE starforge_store_pending gauge\n"
+		"starforge_store_pending{pool=\"writer\"} %u\n"
+		"starforge_store_pending{pool=\"reads\"} %u\n"
+		"# HELP starforge_store_fault The store's fault state (1 for the state it is in), "
+		"as /readyz says it.\n"
+		"# TYPE starforge_store_fault gauge\n",
+		commits, wops, rops, storeq_pending(svc->writer), storeq_pending(svc->reads));
+	for (int i = 0; i < 4 && n > 0 && (size_t)n < sizeof tail; i++)
+		n += snprintf(tail + n, sizeof tail - (size_t)n, "starforge_store_fault{state=\"%s\"} %d\n",
+			      faults[i], fault == i);
+	if (n < 0 || (size_t)n >= sizeof tail)
+		return NULL;
+	char *all = malloc(*len + (size_t)n + 1);
+	if (!all)
+		return NULL;
+	memcpy(all, text, *len);
+	memcpy(all + *len, tail, (size_t)n + 1);
+	*len += (size_t)n;
+	return all;
+}
+
+/* GET /metrics: the job counts read off the loop, then the text. */
+typedef struct metrics_read {
+	service_read rd;
+	int64_t counts[5];
+} metrics_read;
+
+static void metrics_fetch(store *s, storeq_op *op)
+{
+	op->rc = store_count_jobs(s, ((metrics_read *)op)->counts, &op->err);
+}
+
+static void metrics_answer(service_read *rd)
+{
+	metrics_read *mr = (metrics_read *)rd;
+	if (rd->op.rc) {
+		respond_read_error(rd->r, &rd->op);
+		return;
+	}
+	size_t len;
+	char *text = metrics_render(rd->svc->metrics, mr->counts, &len);
+	char *all = text ? store_metrics(rd->svc, text, &len) : NULL;
+	free(text);
+	if (!all) {
+		respond_problem(rd->r, 500, "internal", "Internal error", NULL, "out of memory");
+		return;
+	}
+	const char *h[] = { "Cache-Control", "no-store", NULL };
+	http_respond(rd->r, 200, "text/plain; version=0.0.4; charset=utf-8", all, len, h);
+	free(all);
 }
 
 static void metrics_get(service *svc, http_req *r, const route_match *m)
 {
 	(void)m;
-	int64_t counts[5] = { 0 };
-	sf_err err;
-	if (store_count_jobs(svc->reader, counts, &err)) {
-		respond_problem(r, 500, "internal", "Internal error", NULL, "store: %s", err.msg);
-		return;
-	}
-	size_t len;
-	char *text = metrics_render(svc->metrics, counts, &len);
-	if (!text) {
+	metrics_read *mr = calloc(1, sizeof *mr);
+	if (!mr) {
 		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
 		return;
 	}
-	const char *h[] = { "Cache-Control", "no-store", NULL };
-	http_respond(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len, h);
-	free(text);
+	service_read_submit(svc, r, &mr->rd, metrics_fetch, metrics_answer);
 }
 
 /*
@@ -533,6 +642,22 @@ static void on_signal(uv_signal_t *s, int signum)
 	service_stop(svc);
 }
 
+/*
+ * Threads of the read pool: STARFORGE_READ_THREADS (0..STOREQ_READERS_MAX;
+ * 0 reads on the loop thread, the baseline bench/http_bench.sh measures
+ * the pool against), else 4: PostgreSQL's reads are round trips, which a
+ * few threads overlap; SQLite's take microseconds.
+ */
+static int read_threads(void)
+{
+	const char *v = getenv("STARFORGE_READ_THREADS");
+	if (!v || !*v)
+		return 4;
+	char *end;
+	long n = strtol(v, &end, 10);
+	return *end || n < 0 || n > STOREQ_READERS_MAX ? 4 : (int)n;
+}
+
 int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_err *err)
 {
 	memset(svc, 0, sizeof *svc);
@@ -550,18 +675,29 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 		store_close(writer);
 		return rc;
 	}
-	log_info("serve: database %s at schema version %d", cfg->db_path, store_version(writer));
+	/* SQLite: the WAL's checkpoints (a copy and an fsync of the database
+	 * file) off the store thread, so that no batch waits for one. A
+	 * benchmark knob (bench/http_bench.sh) keeps them in the commits. */
+	const char *inline_ckpt = getenv("STARFORGE_CHECKPOINT_INLINE");
+	if (!(inline_ckpt && !strcmp(inline_ckpt, "1")) &&
+	    store_checkpoint_in_background(writer, err))
+		log_error("serve: checkpoints stay in the commits: %s", err->msg);
+	svc->schema_version = store_version(writer);
+	svc->schema_latest = store_backend_latest_version(writer);
+	svc->backend = store_backend(writer); /* a literal */
+	log_info("serve: database %s at schema version %d", cfg->db_path, svc->schema_version);
 	/* SQLite: this is the one process on the file, so every job it has
 	 * running died with an earlier process: back to queued, before anything
 	 * else may write. PostgreSQL: other nodes may be running them; expired
 	 * leases are rescued instead (sched.h). */
 	rc = strcmp(store_backend(writer), "sqlite") ? 0 : sched_requeue_all(writer, err);
-	if (rc || !(svc->reader = store_open(cfg->db_path, STORE_READONLY, err)) ||
+	if (rc || !(svc->reads = storeq_start_readers(loop, cfg->db_path, read_threads(), err)) ||
 	    !(svc->writer = storeq_start(loop, writer, err))) {
 		store_close(writer);
 		return rc ? rc : err->code;
 	}
 	storeq_on_idle(svc->writer, on_store_idle, svc);
+	storeq_on_idle(svc->reads, on_store_idle, svc);
 	/* A benchmark knob (bench/http_bench.sh): 1 turns group commit off. */
 	const char *group = getenv("STARFORGE_STORE_BATCH_MAX");
 	if (group && *group)
@@ -586,7 +722,7 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 			      .ended = on_job_ended,
 			      .stopped = on_jobs_stopped,
 			      .arg = svc };
-	if (!(svc->jobs = sched_new(loop, svc->writer, svc->reader, &sc, &hooks, svc->metrics,
+	if (!(svc->jobs = sched_new(loop, svc->writer, svc->backend, &sc, &hooks, svc->metrics,
 				    svc->evals, svc->resources)))
 		return sf_err_set(err, SF_ENOMEM, "out of memory for the scheduler");
 	uv_signal_init(loop, &svc->sigterm);
@@ -628,8 +764,8 @@ static void on_http_closed(void *arg)
 	/* The read handles close before the writer: closing the writer's lock
 	 * descriptor (store_lock_exclusive) would drop the POSIX locks SQLite
 	 * holds for handles of the same file still open. */
-	store_close(svc->reader);
-	svc->reader = NULL;
+	storeq_stop(svc->reads); /* nothing is pending: service_stop waited */
+	svc->reads = NULL;
 	evalcache_free(svc->evals);
 	svc->evals = NULL;
 	res_pool_free(svc->resources);
@@ -661,10 +797,12 @@ void service_stop(service *svc)
 		if (svc->jobs)
 			sched_stop(svc->jobs);
 	}
-	/* Finish once every running job is back and the store thread has
-	 * answered everything (jobs.c and on_store_idle call again). */
-	if ((svc->jobs && sched_running(svc->jobs)) || svc->evaluations_running || svc->checks_running || !svc->http ||
-	    (svc->writer && storeq_pending(svc->writer)))
+	/* Finish once every running job is back and the store thread and the
+	 * read pool have answered everything (jobs.c and on_store_idle call
+	 * again). */
+	if ((svc->jobs && sched_running(svc->jobs)) || svc->evaluations_running ||
+	    svc->checks_running || !svc->http || (svc->writer && storeq_pending(svc->writer)) ||
+	    (svc->reads && storeq_pending(svc->reads)))
 		return;
 	http_server *h = svc->http;
 	svc->http = NULL;

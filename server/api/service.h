@@ -69,12 +69,16 @@ typedef struct service {
 	service_config cfg;
 	/*
 	 * The database: the writer belongs to the store thread (storeq.h),
-	 * which runs every write and commits them in groups; the loop thread
-	 * reads through its own handle, `reader` (a read never waits for a
-	 * commit: SQLite's WAL).
+	 * which runs every write and commits them in groups; handlers read
+	 * through the read pool `reads` (service_read), threads with a READONLY
+	 * handle each, so the loop thread never waits on the database (a read
+	 * never waits for a commit either: SQLite's WAL, PostgreSQL's MVCC).
 	 */
 	storeq *writer;
-	store *reader;
+	storeq *reads;
+	/* The schema version found at start, the binary's, and the back end's name. */
+	int schema_version, schema_latest;
+	const char *backend;
 	metrics *metrics;
 	http_server *http;
 	uv_signal_t sigterm, sigint;
@@ -156,6 +160,33 @@ void respond_problem(http_req *r, int status, const char *slug, const char *titl
  */
 void respond_store_error(service *svc, http_req *r, int rc, const sf_err *err, const char *what);
 
+/*
+ * A handler's read, off the loop thread. The caller allocates (calloc) a
+ * struct whose first member is a service_read, with its inputs and room
+ * for the answer, and calls service_read_submit(): fetch runs on a thread of the
+ * read pool with that thread's handle (it sets op->rc and op->err, as a
+ * storeq op's run), then answer runs on the loop thread and answers
+ * rd->r; service_read frees the struct after answer. The request stays
+ * suspended meanwhile; a stop waits for every read.
+ */
+typedef struct service_read service_read;
+struct service_read {
+	storeq_op op; /* rc, err and the handle's fault after fetch */
+	service *svc;
+	http_req *r;
+	void (*answer)(service_read *rd);
+};
+void service_read_submit(service *svc, http_req *r, service_read *rd,
+			 void (*fetch)(store *s, storeq_op *op),
+			 void (*answer)(service_read *rd));
+
+/*
+ * Answers a read that failed (op->rc < 0): 503 storage-unavailable with
+ * Retry-After when the database could not be reached (op->fault
+ * STORE_UNAVAILABLE: PostgreSQL down or restarting), else 500.
+ */
+void respond_read_error(http_req *r, const storeq_op *op);
+
 /* Unix time in milliseconds, and its RFC 3339 form (UTC, millisecond precision). */
 int64_t service_now_ms(void);
 void service_format_time(int64_t ms, char out[32]);
@@ -193,11 +224,12 @@ void jobs_get(service *svc, http_req *r, const route_match *m);
 void jobs_list(service *svc, http_req *r, const route_match *m);
 void jobs_cancel(service *svc, http_req *r, const route_match *m);
 /*
- * jobs.c: reads job `id` into *job for a handler. Returns 1 when found (the
- * caller clears *job); 0 after answering 404 (no such job) or 500 (the store
- * failed), *job cleared.
+ * jobs.c: reads job `id` off the loop thread (service_read), then answers
+ * 404 (no such job), 503 or 500 (the store failed) itself, or calls
+ * found(svc, r, &job, arg) on the loop thread to answer with the job.
  */
-int jobs_lookup(service *svc, http_req *r, const char *id, store_job *job);
+void jobs_read(service *svc, http_req *r, const char *id,
+	       void (*found)(service *svc, http_req *r, const store_job *job, int arg), int arg);
 void levels_get(service *svc, http_req *r, const route_match *m);
 /* levels.c: GET /v1/levels/{id}.svg, the level's picture (the kind's level_svg). */
 void levels_svg(service *svc, http_req *r, const route_match *m);

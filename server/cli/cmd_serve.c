@@ -435,7 +435,7 @@ int cli_serve(int argc, char **argv)
 		fflush(stderr);
 		if (!svc.http)
 			listen_close(&listening);
-		store_close(svc.reader); /* the readers first (service.c, on_http_closed) */
+		storeq_stop(svc.reads); /* the readers first (service.c, on_http_closed) */
 		storeq_stop(svc.writer); /* closes the writer */
 		sched_free(svc.jobs);
 		uv_run(loop, UV_RUN_NOWAIT); /* the handles those closed */

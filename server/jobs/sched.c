@@ -53,6 +53,12 @@ enum { CANCEL_NONE, CANCEL_USER, CANCEL_SHUTDOWN, CANCEL_LOST };
 /* Rescued jobs one sweep handles at most (the rest wait a tick). */
 #define RESCUE_BATCH 64
 
+/* Job events (shared mode) are kept this long after their job finished,
+ * for watchers on other nodes still catching up (events.c polls every
+ * 250 ms); every node prunes them once per PRUNE_TICKS ticks. */
+#define EVENTS_KEEP_MS 60000
+#define PRUNE_TICKS 30
+
 typedef struct job_rt job_rt;
 
 struct job_rt {
@@ -88,7 +94,6 @@ struct job_rt {
 struct sched {
 	uv_loop_t *loop;
 	storeq *writer;
-	store *reader;
 	sched_config cfg;
 	sched_hooks hooks;
 	metrics *metrics;
@@ -103,7 +108,8 @@ struct sched {
 	int nrunning;  /* on the running list: computing, or recording their outcome */
 	int computing; /* of those, whose generator has not returned: the busy workers */
 	int queued; /* estimate: sched_queued */
-	int claiming, rescuing, counting, probing;
+	int claiming, rescuing, counting, probing, pruning;
+	unsigned ticks;
 	int awaiting_store;
 	int started, stopping, closing;
 };
@@ -889,7 +895,8 @@ static void rescue_done(storeq_op *op)
 		snprintf(detail, sizeof detail, "reason=lease_expired attempt=%d lost=%d",
 			 x->attempt, x->lost);
 		const char *what = x->state == JOB_QUEUED ? "requeued" : job_state_name(x->state);
-		log_job_event(x->id, what, "-", 0, detail);
+		log_job_event(x->id, what, x->kind[0] ? x->kind : "-", (unsigned long long)x->seed,
+			      detail);
 		if (x->state == JOB_QUEUED)
 			s->queued++;
 		else if (s->hooks.ended && !s->closing)
@@ -904,6 +911,25 @@ typedef struct count_op {
 	sched *s;
 	int64_t counts[5];
 } count_op;
+
+typedef struct prune_op {
+	storeq_op op;
+	sched *s;
+} prune_op;
+
+static void prune_run(store *st, storeq_op *op)
+{
+	op->rc = store_prune_job_events(st, EVENTS_KEEP_MS, NULL, &op->err);
+}
+
+static void prune_done(storeq_op *op)
+{
+	sched *s = ((prune_op *)op)->s;
+	s->pruning = 0;
+	if (op->rc < 0 && op->rc != SF_ESYS) /* SF_ESYS: the store's fault state says it */
+		log_error("scheduler: pruning job events: %s", op->err.msg);
+	free(op);
+}
 
 static void count_run(store *st, storeq_op *op)
 {
@@ -955,6 +981,7 @@ _Static_assert(offsetof(claim_op, s) == sizeof(storeq_op), "sched after the op")
 _Static_assert(offsetof(rescue_op, s) == sizeof(storeq_op), "sched after the op");
 _Static_assert(offsetof(count_op, s) == sizeof(storeq_op), "sched after the op");
 _Static_assert(offsetof(probe_op, s) == sizeof(storeq_op), "sched after the op");
+_Static_assert(offsetof(prune_op, s) == sizeof(storeq_op), "sched after the op");
 
 static void on_tick(uv_timer_t *t)
 {
@@ -981,13 +1008,16 @@ static void on_tick(uv_timer_t *t)
 		if (!s->counting)
 			submit_small(s, sizeof(count_op), count_run, count_done, STOREQ_READ,
 				     &s->counting);
+		if (++s->ticks % PRUNE_TICKS == 0 && !s->pruning)
+			submit_small(s, sizeof(prune_op), prune_run, prune_done, STOREQ_WRITE,
+				     &s->pruning);
 	}
 	claim_kick(s);
 }
 
 /* ---- the interface ---- */
 
-sched *sched_new(uv_loop_t *loop, storeq *writer, store *reader, const sched_config *cfg,
+sched *sched_new(uv_loop_t *loop, storeq *writer, const char *backend, const sched_config *cfg,
 		 const sched_hooks *hooks, metrics *m, evalcache *evals, res_pool *resources)
 {
 	sched *s = calloc(1, sizeof *s);
@@ -995,18 +1025,13 @@ sched *sched_new(uv_loop_t *loop, storeq *writer, store *reader, const sched_con
 		return NULL;
 	s->loop = loop;
 	s->writer = writer;
-	s->reader = reader;
 	s->cfg = *cfg;
 	s->hooks = *hooks;
 	s->metrics = m;
 	s->evals = evals;
 	s->resources = resources;
 	/* SQLite serves one process: its leases are this node's alone. */
-	s->rescue = strcmp(store_backend(reader), "sqlite") != 0;
-	int64_t counts[5] = { 0 };
-	sf_err err = { 0 };
-	if (!store_count_jobs(reader, counts, &err))
-		s->queued = (int)counts[JOB_QUEUED];
+	s->rescue = strcmp(backend, "sqlite") != 0;
 	uv_async_init(loop, &s->progress_async, on_progress);
 	s->progress_async.data = s;
 	uv_timer_init(loop, &s->tick);
@@ -1037,6 +1062,10 @@ int sched_requeue_all(store *writer, sf_err *err)
 void sched_start(sched *s)
 {
 	s->started = 1;
+	/* The queue's length, before any submission of this node is recorded
+	 * (the store thread runs ops in order); then kept by sched_queued_add
+	 * (and on PostgreSQL recounted every tick). */
+	submit_small(s, sizeof(count_op), count_run, count_done, STOREQ_READ, &s->counting);
 	/* A third of the lease, and at most a second: the heartbeat also brings
 	 * a cancel asked for on another node, and the progress other nodes
 	 * show, so it sets how fresh both are. */

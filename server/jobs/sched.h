@@ -59,11 +59,11 @@ typedef struct sched_hooks {
 } sched_hooks;
 
 /*
- * A scheduler on `loop` writing through `writer` and reading through
- * `reader`. `metrics`, `evals` and `resources` are the service's, used by
+ * A scheduler on `loop` reading and writing through `writer`, on the back
+ * end named `backend` (store_backend()). `metrics`, `evals` and `resources` are the service's, used by
  * the generators. Starts nothing: sched_start does. NULL when out of memory.
  */
-sched *sched_new(uv_loop_t *loop, storeq *writer, store *reader, const sched_config *cfg,
+sched *sched_new(uv_loop_t *loop, storeq *writer, const char *backend, const sched_config *cfg,
 		 const sched_hooks *hooks, metrics *m, evalcache *evals, res_pool *resources);
 
 /*

@@ -428,6 +428,21 @@ int store_job_heartbeat(store *s, const char *id, const store_fence *f, int leas
 					  cancel, err);
 }
 
+int store_prune_job_events(store *s, int64_t age_ms, int64_t *deleted, sf_err *err)
+{
+	int64_t scratch;
+	if (!deleted)
+		deleted = &scratch;
+	*deleted = 0;
+	if (!s)
+		return sf_err_set(err, SF_EINVAL, "store_prune_job_events: no store");
+	if (age_ms < 0 || age_ms > 366LL * 24 * 3600 * 1000)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_prune_job_events: age %lld ms, allowed 0..one year",
+				  (long long)age_ms);
+	return s->ops->prune_job_events(s, age_ms, deleted, err);
+}
+
 int store_rescue_expired(store *s, int max_lost, store_rescued *out, int cap, int *n,
 			 sf_err *err)
 {
@@ -696,4 +711,16 @@ int store_lock_exclusive(store *s, sf_err *err)
 	if (!s)
 		return sf_err_set(err, SF_EINVAL, "store_lock_exclusive: no store");
 	return s->ops->lock_exclusive(s, err);
+}
+
+int store_checkpoint_in_background(store *s, sf_err *err)
+{
+	if (!s)
+		return sf_err_set(err, SF_EINVAL, "store_checkpoint_in_background: no store");
+	return s->ops->checkpoint_in_background ? s->ops->checkpoint_in_background(s, err) : 0;
+}
+
+unsigned long store_background_checkpoints(store *s)
+{
+	return s && s->ops->background_checkpoints ? s->ops->background_checkpoints(s) : 0;
 }

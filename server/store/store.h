@@ -300,6 +300,8 @@ typedef struct store_rescued {
 	job_state state;
 	int attempt;
 	int lost;
+	char kind[32]; /* the job's kind and seed, for the log line */
+	uint64_t seed;
 } store_rescued;
 
 /*
@@ -375,6 +377,17 @@ int store_job_events(store *s, const char *id, int64_t after, int cap, store_eve
 
 /* Frees e->data and zeroes e; NULL is a no-op. */
 void store_event_clear(store_event *e);
+
+/*
+ * Retention of job events: deletes the events of every job that finished
+ * (succeeded, failed or cancelled) more than `age_ms` ms ago by the
+ * database's clock (0..one year). A finished job's stream is its final
+ * event alone (events.c), so its progress events serve only watchers still
+ * catching up when it ended; the nodes call this now and then (sched.c).
+ * Sets *deleted (may be NULL) to the events deleted. Returns 0, SF_EINVAL
+ * (age out of range), SF_ESYS. One transaction (a savepoint in a batch).
+ */
+int store_prune_job_events(store *s, int64_t age_ms, int64_t *deleted, sf_err *err);
 
 /*
  * At start: every job left queued or running (a previous process died or
@@ -491,13 +504,19 @@ void store_job_clear(store_job *job);
  * SQLITE_CORRUPT, SQLITE_NOTADB). A lock held too long (SQLITE_BUSY) is not
  * a fault. Reads keep working in either state.
  *
- * The state is sticky: only store_probe_write() clears it, since a write
- * that happens to fit (an update in place on a full disk) says nothing of
- * the next one. store_write_fault() returns it, and sets *msg (when not
+ * STORE_UNAVAILABLE (PostgreSQL only): the database cannot be reached: the
+ * connection was lost and could not be made again, or the server said it
+ * is shutting down or starting (SQLSTATE classes 08 and 57P). Unlike the
+ * other two it is set on READONLY handles too, and reads fail meanwhile.
+ * The next call that reconnects clears it (each call tries once).
+ *
+ * STORE_FULL and STORE_UNWRITABLE are sticky: only store_probe_write()
+ * clears them, since a write that happens to fit (an update in place on a
+ * full disk) says nothing of the next one. store_write_fault() returns it, and sets *msg (when not
  * NULL) to SQLite's message for it, owned by the store and valid until the
  * next call on `s`; "" when there is no fault.
  */
-enum { STORE_OK = 0, STORE_FULL = 1, STORE_UNWRITABLE = 2 };
+enum { STORE_OK = 0, STORE_FULL = 1, STORE_UNWRITABLE = 2, STORE_UNAVAILABLE = 3 };
 int store_write_fault(const store *s, const char **msg);
 
 /*
@@ -612,5 +631,30 @@ int store_batch_end(store *s, int commit, sf_err *err);
  * nothing.
  */
 int store_lock_exclusive(store *s, sf_err *err);
+
+/*
+ * Moves the WAL checkpoints of the READWRITE handle `s` off the thread
+ * that writes. SQLite otherwise checkpoints inside the commit that takes
+ * the WAL past 1 000 pages: that commit copies the WAL into the database
+ * file and fsyncs it, milliseconds that the thread owning the writer (the
+ * store thread, and every submission waiting on its batch) spends waiting.
+ * After this call the handle never checkpoints itself: a commit that
+ * leaves the WAL at STORE_CHECKPOINT_PAGES pages or more wakes a thread of
+ * the store's own, with a connection of its own, which runs a PASSIVE
+ * checkpoint (it never blocks a writer or a reader; commits go on while it
+ * copies). store_close() stops the thread first (its last checkpoint
+ * done), then closes the handle as before. Returns 0 (also when already
+ * on, for ":memory:", and on PostgreSQL, whose server checkpoints by
+ * itself), SF_EINVAL for a READONLY handle, SF_ESYS when the connection
+ * or the thread cannot be had (the handle then checkpoints as before).
+ */
+#define STORE_CHECKPOINT_PAGES 1000
+int store_checkpoint_in_background(store *s, sf_err *err);
+
+/*
+ * Checkpoints that store_checkpoint_in_background()'s thread has run on
+ * `s` so far and that copied pages (for tests); 0 without one.
+ */
+unsigned long store_background_checkpoints(store *s);
 
 #endif

@@ -91,6 +91,8 @@ struct store_ops {
 	int (*rescue_expired)(store *s, int max_lost, store_rescued *out, int cap, int *n,
 			      sf_err *err);
 	int (*request_cancel)(store *s, const char *id, job_state *state, sf_err *err);
+	/* store_prune_job_events(); store.c has checked the age and zeroed *deleted. */
+	int (*prune_job_events)(store *s, int64_t age_ms, int64_t *deleted, sf_err *err);
 	/*
 	 * Job events (store.h); store.c has checked id, the fence, n, every
 	 * event's id and data (UTF-8), and for the read out, n and cap (1..1000;
@@ -140,6 +142,14 @@ struct store_ops {
 	 * nothing.
 	 */
 	int (*lock_exclusive)(store *s, sf_err *err);
+
+	/*
+	 * store_checkpoint_in_background() and the count of its checkpoints;
+	 * NULL for a back end whose server checkpoints by itself (0 and
+	 * nothing done).
+	 */
+	int (*checkpoint_in_background)(store *s, sf_err *err);
+	unsigned long (*background_checkpoints)(store *s);
 };
 
 /*

@@ -49,8 +49,10 @@
  * Storage faults (store.h): SQLSTATE 53100 (disk_full) puts a READWRITE
  * store in STORE_FULL, 25006 (read_only_sql_transaction: a standby after a
  * failover, default_transaction_read_only) in STORE_UNWRITABLE; the state
- * is sticky until store_probe_write() commits a real write. A lost
- * connection is SF_ESYS and no fault: it is not the storage refusing.
+ * is sticky until store_probe_write() commits a real write. A connection
+ * lost and not made again (the server down or restarting: no result, or
+ * SQLSTATE classes 08 and 57P) puts any handle in STORE_UNAVAILABLE until
+ * a call reconnects.
  *
  * Migrations (migrations/postgres/README.md): schema_migrations holds one
  * row per applied step (PostgreSQL's counterpart of PRAGMA user_version);
@@ -120,10 +122,13 @@ static int db_err(store_pg *p, const PGresult *res, sf_err *err, const char *fmt
 		    : !strcmp(state, "53100") ? STORE_FULL
 		    : !strcmp(state, "25006") ? STORE_UNWRITABLE
 					      : STORE_OK;
+	int lost = (state && !strncmp(state, "08", 2)) || (state && !strncmp(state, "57P", 3)) ||
+		   !p->conn || PQstatus(p->conn) != CONNECTION_OK;
 	if (!p->readonly && fault != STORE_OK)
 		set_fault(p, fault, msg);
-	if (fault != STORE_OK || (state && !strncmp(state, "08", 2)) ||
-	    (state && !strncmp(state, "57P", 3)) || !p->conn || PQstatus(p->conn) != CONNECTION_OK)
+	else if (lost && p->fault == STORE_OK)
+		set_fault(p, STORE_UNAVAILABLE, msg);
+	if (fault != STORE_OK || lost)
 		p->hard = 1;
 	return sf_err_set(err, code, "%s: %s", what, msg);
 }
@@ -148,6 +153,8 @@ int store_pg__run(store_pg *p, PGresult **out, PGresult **failed, sf_err *err, c
 	PGresult *res = PQexecParams(p->conn, sql, n, NULL, params, NULL, NULL, 0);
 	ExecStatusType st = PQresultStatus(res);
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+		if (p->fault == STORE_UNAVAILABLE) /* reached again */
+			set_fault(p, STORE_OK, "");
 		*out = res;
 		return 0;
 	}
@@ -255,6 +262,8 @@ static int ready(store_pg *p, int writes, sf_err *err, const char *what)
 		int rc = session_setup(p, err);
 		if (rc)
 			return rc;
+		if (p->fault == STORE_UNAVAILABLE)
+			set_fault(p, STORE_OK, "");
 	}
 	if (writes && p->fault_file && p->batch == BATCH_NONE) {
 		int want = store__fault_file_read(p->fault_file);
@@ -887,6 +896,7 @@ static const struct store_ops pg_ops = {
 	.claim_job = store_pg__claim_job,
 	.job_heartbeat = store_pg__job_heartbeat,
 	.rescue_expired = store_pg__rescue_expired,
+	.prune_job_events = store_pg__prune_job_events,
 	.request_cancel = store_pg__request_cancel,
 	.append_job_events = store_pg__append_job_events,
 	.job_events = store_pg__job_events,

@@ -128,6 +128,7 @@ int store_pg__job_requeue(store *s, const char *id, const store_fence *f, sf_err
 int store_pg__claim_job(store *s, const char *owner, int lease_ms, store_job *job, sf_err *err);
 int store_pg__job_heartbeat(store *s, const char *id, const store_fence *f, int lease_ms,
 			    int generation, int generations, double best, int *cancel, sf_err *err);
+int store_pg__prune_job_events(store *s, int64_t age_ms, int64_t *deleted, sf_err *err);
 int store_pg__rescue_expired(store *s, int max_lost, store_rescued *out, int cap, int *n,
 			     sf_err *err);
 int store_pg__request_cancel(store *s, const char *id, job_state *state, sf_err *err);

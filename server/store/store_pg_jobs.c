@@ -539,7 +539,7 @@ int store_pg__rescue_expired(store *s, int max_lost, store_rescued *out, int cap
 			   "AND lease_until < t.now ORDER BY lease_until LIMIT $2::int "
 			   "FOR UPDATE OF jobs SKIP LOCKED) "
 			   "UPDATE jobs SET " RESCUE_SET " FROM picked, t WHERE jobs.seq = picked.seq "
-			   "RETURNING jobs.id, jobs.state, jobs.attempt, jobs.lost",
+			   "RETURNING jobs.id, jobs.state, jobs.attempt, jobs.lost, jobs.kind, jobs.seed",
 			   2, params);
 	if ((rc = store_pg__call_end(p, CALL_WRITE, rc, err, "store_rescue_expired")) != 0) {
 		PQclear(res);
@@ -553,6 +553,9 @@ int store_pg__rescue_expired(store *s, int max_lost, store_rescued *out, int cap
 		r->state = state < 0 ? JOB_QUEUED : (job_state)state;
 		r->attempt = (int)store_pg__col_i64(res, count, 2);
 		r->lost = (int)store_pg__col_i64(res, count, 3);
+		snprintf(r->kind, sizeof r->kind, "%s", PQgetvalue(res, count, 4));
+		int64_t seed = store_pg__col_i64(res, count, 5);
+		memcpy(&r->seed, &seed, sizeof r->seed); /* stored bit for bit */
 	}
 	PQclear(res);
 	*n = count;
@@ -668,6 +671,32 @@ int store_pg__append_job_events(store *s, const char *id, const store_fence *f,
 	if (!exists)
 		return sf_err_set(err, SF_EINVAL, "job %s not found", id);
 	return held ? 0 : STORE_LOST;
+}
+
+/* Deletes the events of jobs finished more than age_ms ago (store.h); see store_sqlite.c's SQL. */
+int store_pg__prune_job_events(store *s, int64_t age_ms, int64_t *deleted, sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	int rc = store_pg__call_begin(p, CALL_WRITE, err, "store_prune_job_events");
+	if (rc)
+		return rc;
+	char age[24];
+	snprintf(age, sizeof age, "%lld", (long long)age_ms);
+	const char *params[] = { age };
+	PGresult *res = NULL;
+	rc = store_pg__run(p, &res, NULL, err, "store_prune_job_events",
+			   "DELETE FROM job_events WHERE job_id IN (SELECT DISTINCT e.job_id "
+			   "FROM job_events e JOIN jobs j ON j.id = e.job_id WHERE j.state IN "
+			   "('succeeded', 'failed', 'cancelled') AND j.finished_ms < " NOW_MS
+			   " - $1::bigint)",
+			   1, params);
+	if ((rc = store_pg__call_end(p, CALL_WRITE, rc, err, "store_prune_job_events")) != 0) {
+		PQclear(res);
+		return rc;
+	}
+	*deleted = strtoll(PQcmdTuples(res), NULL, 10);
+	PQclear(res);
+	return 0;
 }
 
 /* The events of job `id` after `after`, oldest first, at most `cap`; on failure none. */

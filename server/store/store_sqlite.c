@@ -135,7 +135,7 @@ static const char *const SQL[ST__COUNT] = {
 	/* ?1 now, ?2 max_lost, ?3 cap; the partial index jobs_lease gives the oldest lease. */
 	[ST_JOB_RESCUE] = "UPDATE jobs SET " RESCUE_SET " WHERE seq IN (SELECT seq FROM jobs "
 			  "WHERE state = 'running' AND lease_until < ?1 ORDER BY lease_until "
-			  "LIMIT ?3) RETURNING id, state, attempt, lost",
+			  "LIMIT ?3) RETURNING id, state, attempt, lost, kind, seed",
 	/* ?1 id, ?2 now: queued -> cancelled, running -> cancel_requested. */
 	[ST_JOB_REQUEST_CANCEL] =
 		"UPDATE jobs SET state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state END, "
@@ -177,6 +177,11 @@ static const char *const SQL[ST__COUNT] = {
 	/* ?1 job, ?2 after, ?3 cap: the primary key (job_id, id) gives them in order. */
 	[ST_EVENTS_GET] = "SELECT id, data FROM job_events WHERE job_id = ?1 AND id > ?2 "
 			  "ORDER BY id LIMIT ?3",
+	/* ?1 the cutoff (Unix ms): from the events' side, so the cost follows the
+	 * events kept (few: this keeps them so), not the jobs ever run. */
+	[ST_EVENTS_PRUNE] = "DELETE FROM job_events WHERE job_id IN (SELECT DISTINCT e.job_id "
+			    "FROM job_events e JOIN jobs j ON j.id = e.job_id WHERE j.state IN "
+			    "('succeeded', 'failed', 'cancelled') AND j.finished_ms < ?1)",
 };
 
 /* ---- helpers (contracts in store_sqlite.h) ---- */
@@ -695,6 +700,7 @@ const struct store_ops store_sqlite_ops = {
 	.claim_job = store_sqlite_claim_job,
 	.job_heartbeat = store_sqlite_job_heartbeat,
 	.rescue_expired = store_sqlite_rescue_expired,
+	.prune_job_events = store_sqlite_prune_job_events,
 	.request_cancel = store_sqlite_request_cancel,
 	.append_job_events = store_sqlite_append_job_events,
 	.job_events = store_sqlite_job_events,
@@ -713,4 +719,6 @@ const struct store_ops store_sqlite_ops = {
 	.batch_begin = sq_batch_begin,
 	.batch_end = sq_batch_end,
 	.lock_exclusive = store_sqlite_lock_exclusive,
+	.checkpoint_in_background = store_sqlite_checkpoint_in_background,
+	.background_checkpoints = store_sqlite_background_checkpoints,
 };

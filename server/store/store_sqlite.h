@@ -66,6 +66,7 @@ enum store__stmt {
 	ST_RES_LIST,
 	ST_EVENT_INSERT, /* job events (store.h, store_append_job_events()) */
 	ST_EVENTS_GET,
+	ST_EVENTS_PRUNE,
 	ST__COUNT
 };
 
@@ -120,6 +121,8 @@ typedef struct sq_store {
 	 */
 	char *path;
 	int lock_fd, locked;
+	/* store_sqlite_ckpt.c: the checkpoint thread, NULL until started. */
+	struct sq_ckpt *ckpt;
 } sq_store;
 
 /* The table store.c calls through (store_impl.h). */
@@ -159,6 +162,7 @@ int store_sqlite_claim_job(store *s, const char *owner, int lease_ms, store_job 
 int store_sqlite_job_heartbeat(store *s, const char *id, const store_fence *f, int lease_ms,
 			       int generation, int generations, double best, int *cancel,
 			       sf_err *err);
+int store_sqlite_prune_job_events(store *s, int64_t age_ms, int64_t *deleted, sf_err *err);
 int store_sqlite_rescue_expired(store *s, int max_lost, store_rescued *out, int cap, int *n,
 				sf_err *err);
 int store_sqlite_request_cancel(store *s, const char *id, job_state *state, sf_err *err);
@@ -180,6 +184,10 @@ int store_sqlite_list_resources(store *s, const char *type, int64_t before, int 
 				store_resource *out, int *n, sf_err *err);
 /* In store_sqlite_lock.c. */
 int store_sqlite_lock_exclusive(store *s, sf_err *err);
+/* store_sqlite_ckpt.c: WAL checkpoints on a thread of their own; stopped by close. */
+int store_sqlite_checkpoint_in_background(store *s, sf_err *err);
+unsigned long store_sqlite_background_checkpoints(store *s);
+void store_sqlite_ckpt_stop(sq_store *s);
 
 /* How long a statement waits for another connection's lock before SF_ESYS. */
 #define STORE__BUSY_TIMEOUT_MS 5000

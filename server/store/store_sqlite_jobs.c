@@ -594,6 +594,10 @@ static int rescue_row(sqlite3_stmt *st, void *arg, sf_err *err)
 	one->state = state < 0 ? JOB_QUEUED : (job_state)state;
 	one->attempt = sqlite3_column_int(st, 2);
 	one->lost = sqlite3_column_int(st, 3);
+	const char *kind = (const char *)sqlite3_column_text(st, 4);
+	snprintf(one->kind, sizeof one->kind, "%s", kind ? kind : "");
+	int64_t seed = sqlite3_column_int64(st, 5);
+	memcpy(&one->seed, &seed, sizeof one->seed); /* stored bit for bit */
 	return 0;
 }
 
@@ -712,6 +716,26 @@ int store_sqlite_append_job_events(store *base, const char *id, const store_fenc
 		rc = store__step_write(s, st, err, "store_append_job_events");
 	}
 	return rc ? store__fail(s, rc) : store__commit(s, err, "store_append_job_events");
+}
+
+int store_sqlite_prune_job_events(store *base, int64_t age_ms, int64_t *deleted, sf_err *err)
+{
+	sq_store *s = (sq_store *)base;
+	int rc = store__begin(s, err, "store_prune_job_events");
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	if ((rc = store__prep(s, ST_EVENTS_PRUNE, &st, err)) != 0)
+		return store__fail(s, rc);
+	if (sqlite3_bind_int64(st, 1, store__now_ms() - age_ms)) {
+		rc = store__bind_err(s, err, "store_prune_job_events");
+		store__done(st);
+		return store__fail(s, rc);
+	}
+	if ((rc = store__step_write(s, st, err, "store_prune_job_events")) != 0)
+		return store__fail(s, rc);
+	*deleted = sqlite3_changes(s->db);
+	return store__commit(s, err, "store_prune_job_events");
 }
 
 /* step_returning()'s reader for the events: one store_event per row, up to the cap. */

@@ -296,6 +296,7 @@ fail:
 void store_sqlite_close(store *base)
 {
 	sq_store *s = (sq_store *)base;
+	store_sqlite_ckpt_stop(s); /* its last checkpoint first */
 	if (s->batch && s->db && !sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	for (int i = 0; i < ST__COUNT; i++)

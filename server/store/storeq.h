@@ -20,6 +20,10 @@
  *
  * The store's fault state (store_write_fault) is the store thread's; the
  * loop reads a copy of it taken after every batch (storeq_fault).
+ *
+ * Reads take the same path through a read pool (storeq_start_readers):
+ * threads with a READONLY handle each, so that a handler's read, one or
+ * more network round trips on PostgreSQL, never holds the loop either.
  */
 #ifndef SF_STOREQ_H
 #define SF_STOREQ_H
@@ -42,7 +46,8 @@ typedef struct storeq_op storeq_op;
 
 struct storeq_op {
 	/*
-	 * Runs on the store thread with the writer handle; sets rc (0 or a
+	 * Runs on the store thread with the writer handle (on a read pool's
+	 * thread with that thread's READONLY handle); sets rc (0 or a
 	 * negative SF_E* code) and err. Must not touch loop-thread state.
 	 */
 	void (*run)(store *s, storeq_op *op);
@@ -51,6 +56,10 @@ struct storeq_op {
 	int writes; /* STOREQ_READ, _WRITE (joins the batch) or _ALONE */
 	int rc;
 	sf_err err;
+	/* The handle's fault state (store_write_fault) right after run: on a
+	 * read pool, STORE_UNAVAILABLE says that a failed read could not reach
+	 * the database (an answer of 503, not 500). */
+	int fault;
 	storeq_op *next; /* the queue's */
 };
 
@@ -62,13 +71,29 @@ struct storeq_op {
 storeq *storeq_start(uv_loop_t *loop, store *s, sf_err *err);
 
 /*
+ * A read pool: `nthreads` threads (1..STOREQ_READERS_MAX), each with a
+ * READONLY handle of its own on `db_path`, opened here. Ops (STOREQ_READ
+ * only) run one at a time on whichever thread is free, so their order is
+ * not kept; done runs on the loop thread as for the writer. nthreads 0
+ * runs each op on the loop thread inside storeq_submit (one handle): the
+ * baseline the pool is measured against (bench/http_bench.sh). Returns
+ * NULL with err set on failure. storeq_fault() of a pool is always
+ * STORE_OK; each op carries its handle's (storeq_op.fault).
+ */
+#define STOREQ_READERS_MAX 64
+storeq *storeq_start_readers(uv_loop_t *loop, const char *db_path, int nthreads, sf_err *err);
+
+/*
  * The most operations one batch takes, 1..STOREQ_BATCH_MAX (the default):
  * 1 commits every write on its own, the baseline group commit is measured
  * against (bench/http_bench.sh).
  */
 void storeq_set_batch_max(storeq *q, int n);
 
-/* Queues `op` (loop thread). op->done always runs, later, on the loop thread. */
+/*
+ * Queues `op` (loop thread). op->done always runs on the loop thread:
+ * later, or (a read pool of 0 threads) before storeq_submit returns.
+ */
 void storeq_submit(storeq *q, storeq_op *op);
 
 /*
@@ -92,7 +117,7 @@ unsigned storeq_pending(const storeq *q);
 void storeq_counts(const storeq *q, unsigned long *batches, unsigned long *ops);
 
 /*
- * Runs what is queued, stops the thread, closes the store and frees q;
+ * Runs what is queued, stops the thread(s), closes the store(s) and frees q;
  * every queued op's done has run when it returns. Loop thread; the loop
  * must not be inside a done callback of q.
  */

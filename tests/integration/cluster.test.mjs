@@ -15,6 +15,8 @@ import { after, test } from 'node:test';
 import {
   BIN,
   LONG_JOB,
+  assertProblem,
+  assertValid,
   PG,
   SCALE,
   dbRows,
@@ -249,4 +251,95 @@ test('a job queued on one node and watched on another streams its whole run', on
   assert.equal(JSON.parse(events.at(-1).data).state, 'succeeded');
   assert.ok(progress.length >= 1);
   progress.forEach((e, i) => i && assert.equal(e.id, progress[i - 1].id + 1, 'no gap, no repeat'));
+});
+
+// The database restarted under load. tests/pg/cluster.sh exports
+// STARFORGE_TEST_PG_CTL, the script that stops (fast: sessions ended, a
+// checkpoint) and starts its server; a server of the caller's has none.
+const CTL = process.env.STARFORGE_TEST_PG_CTL;
+const withCtl = {
+  ...only,
+  skip: only.skip || (CTL ? false : 'needs STARFORGE_TEST_PG_CTL (the cluster tests/pg/cluster.sh starts)'),
+};
+
+function pgctl(what) {
+  execFileSync('sh', [CTL, what], { stdio: 'pipe' });
+}
+
+test('the database restarted under load: nodes say so on /readyz, reconnect, and lose nothing accepted', withCtl, async () => {
+  const { db } = newDatabase();
+  const nodes = [await node(db, 'steady-a', 2), await node(db, 'steady-b', 2)];
+  // Submitters: quick digger jobs to both nodes, one at a time each, all
+  // the while. Every answer is a 202 (accepted: it must finish) or a 503
+  // problem that says the storage is unavailable; nothing else.
+  const accepted = [];
+  const refused = [];
+  const wrong = [];
+  let load = true;
+  let seed = 1000;
+  const submitter = async (s) => {
+    while (load) {
+      const spec = { kind: 'digger', params: { difficulty: 'easiest', count: 1 }, seed: seed++ };
+      let res;
+      try {
+        res = await request(s, '/v1/jobs', { method: 'POST', json: spec });
+      } catch (e) {
+        wrong.push(`POST to ${s.name}: ${e.message}`);
+        continue;
+      }
+      if (res.status === 202) accepted.push({ id: res.body.id, spec });
+      else if (res.status === 503 && res.body?.type === 'https://starforge.dev/problems/storage-unavailable') refused.push(res.body.detail);
+      else wrong.push(`POST to ${s.name}: ${res.status} ${res.text}`);
+      await sleep(20);
+    }
+  };
+  const load_ = nodes.map(submitter);
+  await waitFor(() => accepted.length >= 10, { what: 'jobs accepted before the restart', timeoutMs: 30_000 * SCALE });
+
+  pgctl('stop');
+  let restarted = false;
+  try {
+    // Both nodes notice within a few seconds: not ready, storage unavailable,
+    // and a read answers 503 (not 500) with Retry-After.
+    for (const s of nodes) {
+      const r = await waitFor(
+        async () => {
+          const res = await request(s, '/readyz');
+          return res.status === 503 && res.body.checks.storage === 'unavailable' ? res : null;
+        },
+        { what: `${s.name} to say the database is unavailable`, timeoutMs: 10_000 * SCALE },
+      );
+      assertValid('readiness', r.body);
+      assert.equal(r.body.status, 'not ready');
+      assert.ok(r.body.checks.storage_error, 'storage_error names the failure');
+      const list = await request(s, '/v1/jobs');
+      assertProblem(list, 503, 'storage-unavailable');
+      assert.equal(list.headers.get('retry-after'), '5');
+    }
+    await sleep(1000);
+  } finally {
+    pgctl('start');
+    restarted = true;
+  }
+  assert.ok(restarted);
+  // Back within a few seconds: each node reconnects and is ready again.
+  for (const s of nodes)
+    await waitFor(async () => (await request(s, '/readyz')).status === 200, {
+      what: `${s.name} to be ready again`,
+      timeoutMs: 15_000 * SCALE,
+    });
+  const before = accepted.length;
+  await waitFor(() => accepted.length >= before + 10, { what: 'jobs accepted after the restart', timeoutMs: 30_000 * SCALE });
+  load = false;
+  await Promise.all(load_);
+  assert.deepEqual(wrong, [], 'every answer was a 202 or a 503 storage-unavailable');
+  assert.ok(refused.length >= 1, 'no submission reached the nodes while the database was down');
+  // Nothing accepted is lost: every job finishes, and succeeds.
+  for (const j of accepted) {
+    const done = await waitForJob(nodes[j.spec.seed % 2], j.id, { timeoutMs: 120_000 * SCALE });
+    assert.equal(done.state, 'succeeded', `${j.id}: ${JSON.stringify(done)}`);
+  }
+  const rows = dbRows(db, `SELECT count(*) FROM jobs WHERE state <> 'succeeded'`);
+  assert.equal(Number(rows[0][0]), 0, 'a job the database holds did not succeed');
+  console.log(`# database restart: ${accepted.length} jobs accepted, ${refused.length} refused with 503 while it was down`);
 });

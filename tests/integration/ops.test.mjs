@@ -9,7 +9,19 @@ import { test } from 'node:test';
 
 import YAML from 'yaml';
 
-import { BIN, PROCESS_FAMILIES, ROOT, assertValid, parseMetrics, request, useServer } from './harness.mjs';
+import {
+  BIN,
+  PROCESS_FAMILIES,
+  QUICK_JOB,
+  ROOT,
+  assertValid,
+  metrics,
+  parseMetrics,
+  request,
+  submit,
+  useServer,
+  waitForJob,
+} from './harness.mjs';
 
 const server = useServer({ args: ['--workers', '1', '--max-queue', '7'] });
 
@@ -50,6 +62,10 @@ const FAMILIES = {
   starforge_evaluation_cache_hits_total: 'counter',
   starforge_evaluation_cache_misses_total: 'counter',
   starforge_enumerations_total: 'counter',
+  starforge_store_commits_total: 'counter',
+  starforge_store_operations_total: 'counter',
+  starforge_store_pending: 'gauge',
+  starforge_store_fault: 'gauge',
   ...PROCESS_FAMILIES,
 };
 
@@ -175,4 +191,24 @@ test('openapi.yaml describes exactly the routes of the route table', () => {
     else if ((m = /^ {4}(get|put|post|delete|patch|head|options):\s*$/.exec(line))) described.push(`${m[1]} ${current}`);
   }
   assert.deepEqual([...described].sort(), [...table].sort());
+});
+
+test('/metrics counts the store: writes through the store thread, reads through the read pool', async () => {
+  const before = await metrics(server);
+  assert.equal(before.get('starforge_store_fault{state="ok"}'), 1);
+  for (const state of ['full', 'unwritable', 'unavailable']) assert.equal(before.get(`starforge_store_fault{state="${state}"}`), 0, state);
+  // Three submissions at once: three inserts, one commit or more, never more commits than writes.
+  const jobs = await Promise.all([1, 2, 3].map((seed) => submit(server, QUICK_JOB(seed))));
+  for (const j of jobs) await waitForJob(server, j.id);
+  const mid = await metrics(server);
+  const writes = mid.get('starforge_store_operations_total{pool="writer"}') - before.get('starforge_store_operations_total{pool="writer"}');
+  const commits = mid.get('starforge_store_commits_total') - before.get('starforge_store_commits_total');
+  assert.ok(writes >= 3 * 3, `${writes} store-thread operations for 3 jobs (insert, claim, outcome each)`);
+  assert.ok(commits >= 1 && commits <= writes, `${commits} commits for ${writes} operations`);
+  // Ten job reads: ten read-pool operations (and the /metrics read itself).
+  const r0 = mid.get('starforge_store_operations_total{pool="reads"}');
+  for (let i = 0; i < 10; i++) assert.equal((await request(server, `/v1/jobs/${jobs[0].id}`)).status, 200);
+  const after = await metrics(server);
+  assert.ok(after.get('starforge_store_operations_total{pool="reads"}') - r0 >= 10);
+  assert.equal(after.get('starforge_store_pending{pool="reads"}'), 0, 'only the /metrics read, answered before its text');
 });

@@ -97,10 +97,26 @@ if ! (cd "$dir" && $as_owner "$bindir/initdb" -N -A trust -E UTF8 --locale=C.UTF
 	exit 2
 fi
 started=1
-# shellcheck disable=SC2086
-if ! (cd "$dir" && $as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -s \
-	-o "-p $port -k $dir -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
-	start) >/dev/null 2>&1; then
+# $dir/ctl.sh start|stop: the server started with the settings
+# above, or stopped the way PostgreSQL stops on a normal shutdown (fast:
+# sessions ended with FATAL 57P01, a checkpoint, nothing committed lost).
+# Exported as STARFORGE_TEST_PG_CTL for the test that restarts the
+# database under load (cluster.test.mjs); absent when STARFORGE_TEST_PG
+# names a server of the caller's.
+cat >"$dir/ctl.sh" <<CTL
+#!/bin/sh
+set -eu
+cd "$dir"
+case "\$1" in
+start) exec $as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -s \\
+	-o "-p $port -k $dir -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \\
+	start ;;
+stop) exec $as_owner "$bindir/pg_ctl" -D "$dir/data" -m fast -w -s stop ;;
+*) echo "ctl.sh: start or stop" >&2; exit 2 ;;
+esac
+CTL
+chmod 755 "$dir/ctl.sh"
+if ! sh "$dir/ctl.sh" start >/dev/null 2>&1; then
 	echo "cluster.sh: the server did not start:" >&2
 	cat "$dir/server.log" >&2
 	exit 2
@@ -108,6 +124,7 @@ fi
 
 export STARFORGE_TEST_PG="postgresql://postgres@/postgres?host=$dir&port=$port"
 export PGHOST="$dir" PGPORT="$port" PGUSER=postgres PGDATABASE=postgres
+export STARFORGE_TEST_PG_CTL="$dir/ctl.sh"
 echo "cluster.sh: PostgreSQL $("$bindir/pg_ctl" --version | sed 's/^[^0-9]*\([0-9.]*\).*/\1/') at $STARFORGE_TEST_PG" >&2
 set +e
 "$@"
