@@ -13,9 +13,15 @@
 #                    README's examples run as a test), the sqlite3
 #                    shell the integration tests read a stopped server's
 #                    database with, chromium, the browser the dashboard
-#                    test drives through playwright-core, and postgresql,
+#                    test drives through playwright-core, postgresql,
 #                    Debian's server 15 and its client, for the throwaway
-#                    cluster tests/pg/cluster.sh starts for the whole run)
+#                    cluster tests/pg/cluster.sh starts for the whole run,
+#                    and nginx (1.22; bookworm's nginx-light is only a
+#                    package that pulls it in, with an echo module), which
+#                    tests/integration/scaleout.test.mjs runs with the
+#                    shipped docker/nginx.conf in front of three nodes. The
+#                    test starts its own nginx on a free loopback port; the
+#                    package's own service, where apt starts it, is not used)
 #   deps.sh bench    also what `make bench` needs (wrk, curl)
 #   deps.sh fuzz     also what `make fuzz` needs (clang with libFuzzer and
 #                    its sanitizers; llvm for llvm-profdata and llvm-cov)
@@ -24,7 +30,7 @@ set -eu
 PACKAGES="gcc make pkg-config libmicrohttpd-dev libjansson-dev libuv1-dev libsqlite3-dev libcmocka-dev zlib1g-dev libyaml-dev libpq-dev"
 case "${1:-}" in
 test)
-	PACKAGES="$PACKAGES curl jq sqlite3 chromium postgresql"
+	PACKAGES="$PACKAGES curl jq sqlite3 chromium postgresql nginx"
 	# Node.js may come from elsewhere (nodesource); only install Debian's
 	# when there is none at all.
 	command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs"

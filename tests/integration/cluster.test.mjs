@@ -4,7 +4,9 @@
 // once its lease expires, and every accepted job still succeeds exactly
 // once, with the levels `starforge generate` makes for the same kind,
 // params and seed; a node frozen (SIGSTOP) past its lease has its late
-// result refused; a cancel on one node stops the job on another.
+// result refused; a cancel on one node stops the job on another; the
+// database restarted under load loses nothing; an evaluation computed on
+// one node is a cache hit on another.
 //
 // PostgreSQL pass only: SQLite serves one process (single_node.test.mjs).
 // Leases of 2 s keep the failovers short; heartbeats come every second.
@@ -22,6 +24,8 @@ import {
   dbRows,
   getJson,
   newDatabase,
+  parseMetrics,
+  readEvents,
   request,
   sleep,
   startServer,
@@ -181,29 +185,8 @@ test('DELETE on one node stops the job running on another within about a second'
   await waitFor(() => lines(a, job.id, 'cancelled').length === 1, { what: "a's log of the cancel" });
 });
 
-/** Reads an SSE body to its end: resolves with [{ id, event, data, at }], `at` the arrival time. */
-async function readStream(res) {
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let buf = '';
-  const events = [];
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buf += decoder.decode(value, { stream: true });
-    let end;
-    while ((end = buf.indexOf('\n\n')) >= 0) {
-      const fields = {};
-      for (const line of buf.slice(0, end).split('\n')) {
-        const m = /^(id|event|data|retry): (.*)$/.exec(line);
-        if (m) fields[m[1]] = m[2];
-      }
-      buf = buf.slice(end + 2);
-      if ('data' in fields) events.push({ id: Number(fields.id), event: fields.event, data: fields.data, at: Date.now() });
-    }
-  }
-  return events;
-}
+/** The events of an SSE body, read to its end (harness.mjs, readEvents). */
+const readStream = async (res) => (await readEvents(res)).events;
 
 test('the events of a job running on another node stream from any node, with Last-Event-ID', only, async () => {
   const { db } = newDatabase();
@@ -220,12 +203,12 @@ test('the events of a job running on another node stream from any node, with Las
   // b streams what a streams, byte for byte: each generation, then the end.
   const endB = evB.at(-1);
   assert.equal(endB.event, 'end');
-  assert.equal(JSON.parse(endB.data).state, 'succeeded');
+  assert.equal(endB.data.state, 'succeeded');
   assert.equal(endB.id, spec.params.generations + 1);
   const progressB = evB.slice(0, -1);
   assert.ok(progressB.length >= 1, 'no progress event on b');
   const byId = new Map(evA.map((e) => [e.id, e]));
-  for (const e of evB) assert.equal(e.data, byId.get(e.id)?.data, `event ${e.id} differs between the nodes`);
+  for (const e of evB) assert.equal(e.raw, byId.get(e.id)?.raw, `event ${e.id} differs between the nodes`);
   // From the generation b connected at, every one: ids rise by 1.
   progressB.forEach((e, i) => i && assert.equal(e.id, progressB[i - 1].id + 1));
   assert.equal(progressB.at(-1).id, spec.params.generations);
@@ -248,7 +231,7 @@ test('a job queued on one node and watched on another streams its whole run', on
   const events = await readStream(await fetch(`${b.base}/v1/jobs/${job.id}/events`));
   const progress = events.slice(0, -1);
   assert.equal(events.at(-1).event, 'end');
-  assert.equal(JSON.parse(events.at(-1).data).state, 'succeeded');
+  assert.equal(events.at(-1).data.state, 'succeeded');
   assert.ok(progress.length >= 1);
   progress.forEach((e, i) => i && assert.equal(e.id, progress[i - 1].id + 1, 'no gap, no repeat'));
 });
@@ -342,4 +325,25 @@ test('the database restarted under load: nodes say so on /readyz, reconnect, and
   const rows = dbRows(db, `SELECT count(*) FROM jobs WHERE state <> 'succeeded'`);
   assert.equal(Number(rows[0][0]), 0, 'a job the database holds did not succeed');
   console.log(`# database restart: ${accepted.length} jobs accepted, ${refused.length} refused with 503 while it was down`);
+});
+
+test('the evaluation cache is shared: an evaluation computed on one node is a hit on another', only, async () => {
+  const { db } = newDatabase();
+  const [a, b] = [await node(db, 'eval-a'), await node(db, 'eval-b')];
+  const path = '/v1/evaluations/square/HPPHHPHPPHHP';
+  const count = async (s) => {
+    const m = parseMetrics((await request(s, '/metrics')).text);
+    return { hits: m.get('starforge_evaluation_cache_hits_total'), enums: m.get('starforge_enumerations_total') };
+  };
+  const a0 = await count(a);
+  const first = await request(a, path);
+  assert.equal(first.status, 200, first.text);
+  const a1 = await count(a);
+  assert.equal(a1.enums - a0.enums, 1, 'a enumerated it');
+  const b0 = await count(b);
+  const second = await request(b, path);
+  assert.equal(second.status, 200, second.text);
+  assert.equal(second.text, first.text, 'byte for byte the same evaluation');
+  const b1 = await count(b);
+  assert.deepEqual({ hits: b1.hits - b0.hits, enums: b1.enums - b0.enums }, { hits: 1, enums: 0 }, 'b read it from the database');
 });

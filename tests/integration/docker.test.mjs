@@ -1,7 +1,8 @@
 // docker.test.mjs - the container build, checked without a container engine
 // (none runs on these machines): Dockerfile, .dockerignore,
-// docker/compose.yaml, docker/starforge.env, docker/healthcheck.sh and the
-// configuration table of docs/operations.md.
+// docker/compose.yaml, docker/compose.scale.yaml, docker/nginx.conf,
+// docker/starforge.env, docker/healthcheck.sh and the configuration table
+// of docs/operations.md.
 //
 //   - both stages are debian:12-slim, pinned by tag (a digest may follow);
 //   - every COPY source exists in the build context and .dockerignore keeps
@@ -32,9 +33,26 @@
 //     /data, the published container port, the health check command) and
 //     has stop_grace_period and restart; starforge.env names every variable
 //     `starforge serve` reads, and docs/operations.md every option and
-//     variable.
+//     variable;
+//   - the scale-out set-up, compose.scale.yaml with nginx.conf: PostgreSQL
+//     15 with its data on a named volume and a pg_isready health check;
+//     exactly three starforge nodes of one image built from this
+//     Dockerfile, each with STARFORGE_DB naming the postgres service's
+//     database and user (no password in it: PGPASSWORD is the server's),
+//     distinct STARFORGE_NODE names, the image's health check, started once
+//     the database is healthy and never published; nginx with nginx.conf
+//     mounted read-only, the only published port (loopback) being the one
+//     nginx.conf listens on, its upstream exactly the node services on
+//     their port, and with a read-only root everything it writes under a
+//     writable /var/cache/nginx; nginx.conf's body limit is the nodes'
+//     (cmd_serve.c), no proxy_next_upstream allows non_idempotent, the
+//     event stream's location is unbuffered and uncached, and the cache is
+//     on only for levels' locations, bypassed for requests with
+//     Authorization. tests/integration/scaleout.test.mjs runs nginx.conf
+//     for real;
 //
-// compose.yaml is parsed with `yaml` (1.10.3), which package-lock.json pins
+// The compose files are parsed with `yaml` (1.10.3; compose.scale.yaml with
+// merge keys on, as Compose reads it), which package-lock.json pins
 // as a dependency of @redocly/cli; should an upgrade drop it, add it to
 // package.json's devDependencies.
 import assert from 'node:assert/strict';
@@ -701,3 +719,160 @@ describe('docker/compose.yaml and docker/starforge.env', ONCE, () => {
     for (const x of [...SERVE_OPTIONS, ...SERVE_VARS]) assert.ok(doc.includes(`\`${x}`), `${x} is not in the table`);
   });
 });
+
+describe('docker/compose.scale.yaml and docker/nginx.conf (the scale-out set-up)', ONCE, () => {
+  // Compose merges YAML anchors (`<<: *node`); so does this parse.
+  const scale = YAML.parse(read('docker/compose.scale.yaml'), { merge: true });
+  const single = YAML.parse(read('docker/compose.yaml'));
+  const services = scale.services || {};
+  const image = Object.values(single.services)[0].image;
+  const nodeNames = Object.keys(services).filter((n) => services[n].image === image);
+  const nodes = nodeNames.map((n) => services[n]);
+  const nginxName = Object.keys(services).find((n) => /^nginx(:|$)/.test(services[n].image || ''));
+  const pgName = Object.keys(services).find((n) => /^postgres(:|$)/.test(services[n].image || ''));
+  const nginx = services[nginxName];
+  const pg = services[pgName];
+  /** A service's environment as an object, from the map or the KEY=VALUE list form. */
+  const envOfService = (svc) =>
+    Array.isArray(svc.environment)
+      ? Object.fromEntries(svc.environment.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]))
+      : { ...(svc.environment || {}) };
+  const mountsOf = (svc) =>
+    (svc.volumes || []).map((v) => {
+      if (typeof v !== 'string') return { source: v.source, target: v.target, type: v.type, ro: !!v.read_only };
+      const [source, target, mode = ''] = v.split(':');
+      return { source, target, ro: mode.split(',').includes('ro') };
+    });
+  const conf = read('docker/nginx.conf').replace(/#.*$/gm, '');
+  const listenPort = (env) => /:(\d+)$/.exec(env.STARFORGE_LISTEN || imageEnv.STARFORGE_LISTEN)[1];
+
+  test('PostgreSQL (15, Debian-based), three starforge nodes of one image, nginx; nothing else', () => {
+    assert.ok(pg, 'no postgres service');
+    assert.match(pg.image, /^postgres:15(\.\d+)?(-bookworm|-bullseye)?$/, `${pg.image}: the Debian-based PostgreSQL 15 image`);
+    assert.ok(nginx, 'no nginx service');
+    assert.equal(nodes.length, 3, `services of image ${image}: ${nodeNames}`);
+    assert.deepEqual(Object.keys(services).sort(), [pgName, nginxName, ...nodeNames].sort());
+    for (const [name, svc] of Object.entries(services)) {
+      assert.ok(['always', 'unless-stopped', 'on-failure'].some((p) => String(svc.restart).startsWith(p)), `${name}: a restart policy`);
+    }
+  });
+
+  test('the nodes: built from this Dockerfile, one database on the postgres service, distinct names', () => {
+    const names = [];
+    for (const [i, svc] of nodes.entries()) {
+      const name = nodeNames[i];
+      const build = typeof svc.build === 'string' ? { context: svc.build } : svc.build;
+      assert.ok(build, `${name} has no build: \`up --build\` would not build the image`);
+      assert.equal(path.resolve(ROOT, 'docker', build.context), ROOT, `${name}: the build context is the repository`);
+      assert.equal(build.dockerfile || 'Dockerfile', 'Dockerfile');
+      const env = envOfService(svc);
+      const uri = new URL(env.STARFORGE_DB || '');
+      assert.match(uri.protocol, /^postgres(ql)?:$/, `${name}: STARFORGE_DB=${env.STARFORGE_DB} is not a PostgreSQL URI`);
+      assert.equal(uri.hostname, pgName, `${name}: STARFORGE_DB names ${uri.hostname}, not the ${pgName} service`);
+      assert.equal(uri.password, '', `${name}: a password in STARFORGE_DB ends up in the node's log; use PGPASSWORD`);
+      const pgEnv = envOfService(pg);
+      assert.equal(decodeURIComponent(uri.username), pgEnv.POSTGRES_USER, `${name}: the database user`);
+      assert.equal(uri.pathname.slice(1), pgEnv.POSTGRES_DB, `${name}: the database`);
+      assert.equal(env.PGPASSWORD, pgEnv.POSTGRES_PASSWORD, `${name}: the password libpq sends (PGPASSWORD) is the server's`);
+      assert.equal(env.STARFORGE_DB, envOfService(nodes[0]).STARFORGE_DB, 'every node shares one database');
+      assert.ok(env.STARFORGE_NODE, `${name}: no STARFORGE_NODE`);
+      names.push(env.STARFORGE_NODE);
+      for (const k of Object.keys(env).filter((k) => k.startsWith('STARFORGE_'))) {
+        assert.ok(SERVE_VARS.includes(k), `${name}: ${k} is not read by starforge serve`);
+      }
+      assert.equal(svc.depends_on?.[pgName]?.condition, 'service_healthy', `${name} starts before the database is ready`);
+      assert.deepEqual(svc.healthcheck?.test, ['CMD', ...healthcheckCmd().cmd], `${name}: the image's health check`);
+      assert.ok(!svc.ports, `${name} publishes ${JSON.stringify(svc.ports)}: only nginx is published`);
+      assert.ok(!svc.network_mode, `${name}: on the project's network`);
+      assert.ok(/^(\d+)s$/.test(svc.stop_grace_period || '') && svc.stop_grace_period !== '0s', `${name}: a stop grace period`);
+      const [files] = [[svc.env_file].flat().map((f) => (typeof f === 'string' ? f : f.path))];
+      assert.deepEqual(files, ['starforge.env'], `${name}: the settings of starforge.env`);
+    }
+    assert.equal(new Set(names).size, 3, `node names ${names} are not distinct`);
+    for (const n of names) assert.match(n, /^[A-Za-z0-9._:-]{1,40}$/, `--node ${n}: 1..40 of A-Z a-z 0-9 . _ : -`);
+  });
+
+  test('postgres: the data on a named volume, a pg_isready health check, not published', () => {
+    const data = mountsOf(pg).find((m) => m.target === '/var/lib/postgresql/data');
+    assert.ok(data, 'nothing is mounted at /var/lib/postgresql/data: the database would go with the container');
+    assert.ok(scale.volumes && data.source in scale.volumes, `${data.source} is not a named volume of the file`);
+    const hc = [pg.healthcheck?.test].flat().join(' ');
+    assert.match(hc, /\bpg_isready\b/, 'the health check is pg_isready');
+    for (const k of ['interval', 'timeout', 'retries']) assert.ok(pg.healthcheck[k], `healthcheck.${k}`);
+    assert.ok(!pg.ports, 'the database is published');
+    const env = envOfService(pg);
+    for (const k of ['POSTGRES_USER', 'POSTGRES_DB', 'POSTGRES_PASSWORD']) assert.ok(env[k], `postgres: ${k}`);
+  });
+
+  test('nginx: docker/nginx.conf mounted read-only, the only published port, its upstream the three nodes', () => {
+    const mount = mountsOf(nginx).find((m) => m.target === '/etc/nginx/nginx.conf');
+    assert.ok(mount, 'nginx.conf is not mounted at /etc/nginx/nginx.conf');
+    assert.equal(path.resolve(ROOT, 'docker', mount.source), path.join(ROOT, 'docker/nginx.conf'));
+    assert.ok(mount.ro, 'nginx.conf is mounted writable');
+    const ports = (nginx.ports || []).map((p) => (typeof p === 'string' ? p : `${p.host_ip ? p.host_ip + ':' : ''}${p.published}:${p.target}`));
+    assert.equal(ports.length, 1);
+    assert.match(ports[0], /^127\.0\.0\.1:\d+:\d+$/, `${ports[0]}: the host's loopback only`);
+    const listen = [...conf.matchAll(/^\s*listen\s+(?:[\d.]+:)?(\d+)\s*;/gm)].map((m) => m[1]);
+    assert.deepEqual(listen, [ports[0].split(':').at(-1)], 'the published container port is what nginx.conf listens on');
+    // The upstream: exactly the node services, on the port they listen on.
+    const upstream = /upstream\s+(\w+)\s*\{([^}]*)\}/.exec(conf);
+    assert.ok(upstream, 'nginx.conf has no upstream block');
+    const servers = [...upstream[2].matchAll(/^\s*server\s+([^\s;]+)/gm)].map((m) => m[1]).sort();
+    const expected = nodes.map((svc, i) => `${nodeNames[i]}:${listenPort({ ...envFileOf(svc), ...envOfService(svc) })}`).sort();
+    assert.deepEqual(servers, expected);
+    const passes = [...conf.matchAll(/proxy_pass\s+http:\/\/(\w+)\s*;/g)].map((m) => m[1]);
+    assert.ok(passes.length >= 1 && passes.every((p) => p === upstream[1]), `proxy_pass goes to ${passes}, not to the upstream ${upstream[1]}`);
+    // It starts after the nodes are up, so that their names resolve.
+    for (const n of nodeNames) assert.ok(nginx.depends_on && n in (Array.isArray(nginx.depends_on) ? Object.fromEntries(nginx.depends_on.map((d) => [d, 1])) : nginx.depends_on), `nginx does not depend on ${n}`);
+    // Everything nginx writes is under /var/cache/nginx, which is mounted
+    // writable, so the read-only root file system holds.
+    if (nginx.read_only) {
+      const writable = [...(nginx.tmpfs ? [nginx.tmpfs].flat() : []), ...mountsOf(nginx).filter((m) => !m.ro && m.target !== '/etc/nginx/nginx.conf').map((m) => m.target)];
+      assert.ok(writable.some((t) => String(t).split(':')[0] === '/var/cache/nginx'), 'read_only without a writable /var/cache/nginx');
+      const paths = [...conf.matchAll(/^\s*(?:pid|\w+_temp_path|proxy_cache_path)\s+(\S+)/gm)].map((m) => m[1]);
+      assert.ok(paths.length >= 7);
+      for (const p of paths) assert.ok(p.startsWith('/var/cache/nginx/'), `nginx writes ${p}, outside /var/cache/nginx`);
+    }
+  });
+
+  test("nginx.conf: the nodes' body limit, POST never retried, the event stream unbuffered, only immutable answers cached", () => {
+    // 64 KiB: cmd_serve.c's max_body.
+    const maxBody = /cfg\.max_body\s*=\s*([\d\s*]+);/.exec(SERVE_SRC);
+    assert.ok(maxBody, 'cmd_serve.c sets no cfg.max_body');
+    const bytes = maxBody[1].split('*').reduce((a, b) => a * Number(b.trim()), 1);
+    const cmbs = /client_max_body_size\s+(\d+)([km]?)\s*;/i.exec(conf);
+    assert.ok(cmbs, 'no client_max_body_size');
+    assert.equal(Number(cmbs[1]) * { '': 1, k: 1024, m: 1048576 }[cmbs[2].toLowerCase()], bytes, 'client_max_body_size is not the nodes\' body limit');
+    const nextUpstream = [...conf.matchAll(/proxy_next_upstream\s+([^;]+);/g)].map((m) => m[1]);
+    assert.ok(nextUpstream.length, 'no proxy_next_upstream');
+    for (const v of nextUpstream) assert.ok(!/non_idempotent/.test(v), 'a POST already sent would be sent again to another node');
+    assert.match(conf, /proxy_http_version\s+1\.1\s*;/);
+    assert.match(conf, /proxy_set_header\s+Connection\s+""\s*;/);
+    assert.match(conf, /^\s*keepalive\s+\d+\s*;/m, 'no keep-alive to the nodes');
+    const events = /location\s+~\s+\^\/v1\/jobs\/\[\^\/\]\+\/events\$\s*\{([^}]*)\}/.exec(conf);
+    assert.ok(events, 'no location for the event streams');
+    assert.match(events[1], /proxy_buffering\s+off\s*;/);
+    assert.match(events[1], /proxy_cache\s+off\s*;/);
+    // The cache is on for the immutable routes only.
+    const cached = [...conf.matchAll(/location\s+([^{]+)\{([^}]*)\}/g)].filter((m) => /proxy_cache\s+(?!off)\w+\s*;/.test(m[2]));
+    assert.ok(cached.length >= 1, 'nothing is cached');
+    for (const [, where, body] of cached) {
+      assert.match(where.trim(), /levels/, `the cache is on for ${where.trim()}`);
+      assert.match(body, /proxy_cache_bypass[^;]*\$http_authorization/, 'a request with credentials may be served from the cache');
+      assert.match(body, /proxy_no_cache[^;]*\$http_authorization/, 'an answer to a request with credentials may be stored');
+    }
+    assert.match(conf, /add_header\s+X-Cache-Status\s+\$upstream_cache_status/);
+  });
+});
+
+/** The env_file variables of a compose service (paths relative to docker/). */
+function envFileOf(svc) {
+  const env = {};
+  for (const f of [svc.env_file || []].flat().map((x) => (typeof x === 'string' ? x : x.path))) {
+    for (const l of read(path.join('docker', f)).split('\n')) {
+      const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(l.trim());
+      if (m) env[m[1]] = m[2];
+    }
+  }
+  return env;
+}

@@ -14,6 +14,7 @@ import {
   assertProblem,
   assertValid,
   getJson,
+  readEvents,
   removeDir,
   request,
   sleep,
@@ -41,52 +42,6 @@ function within(promise, ms, what) {
 async function watch(srv, id, headers = {}) {
   const res = await fetch(`${srv.base}/v1/jobs/${id}/events`, { headers });
   return res;
-}
-
-/**
- * Reads an SSE body to its end and parses it: resolves with { events,
- * comments, retry, text }, each event { id, event, data } with data parsed
- * as JSON. `onEvent` sees each event as it arrives.
- */
-async function readEvents(res, { onEvent } = {}) {
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let buf = '';
-  let text = '';
-  const events = [];
-  const comments = [];
-  let retry = null;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    const chunk = decoder.decode(value, { stream: true });
-    text += chunk;
-    buf += chunk;
-    let end;
-    while ((end = buf.indexOf('\n\n')) >= 0) {
-      const block = buf.slice(0, end);
-      buf = buf.slice(end + 2);
-      const fields = {};
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) {
-          comments.push(line);
-          continue;
-        }
-        const m = /^(id|event|data|retry): (.*)$/.exec(line);
-        assert.ok(m, `not an SSE line this service writes: ${JSON.stringify(line)}`);
-        assert.ok(!(m[1] in fields), `field ${m[1]} twice in one event: ${JSON.stringify(block)}`);
-        fields[m[1]] = m[2];
-      }
-      if ('retry' in fields) retry = Number(fields.retry);
-      if ('data' in fields) {
-        const ev = { id: Number(fields.id), event: fields.event, data: JSON.parse(fields.data) };
-        events.push(ev);
-        if (onEvent) onEvent(ev);
-      }
-    }
-  }
-  assert.equal(buf, '', 'the stream ended inside an event');
-  return { events, comments, retry, text };
 }
 
 function assertStreamHeaders(res) {

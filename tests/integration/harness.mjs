@@ -360,6 +360,61 @@ export function sqlite(db, sql) {
     .map((line) => line.split('\t'));
 }
 
+/* ---- event streams ---- */
+
+/**
+ * Reads an SSE body (a fetch Response's) to its end and parses it: resolves
+ * with { events, comments, retry, text }, each event { id, event, data }
+ * with data parsed as JSON, and two properties that deepEqual skips (not
+ * enumerable): raw, the data's text as sent, and at, when it arrived
+ * (Date.now()). `onEvent` sees each event as it arrives. Asserts
+ * that every line is one this service writes. Callers put a timeout on it
+ * (a stream that never ends must fail a test, not hang the suite).
+ */
+export async function readEvents(res, { onEvent } = {}) {
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  let text = '';
+  const events = [];
+  const comments = [];
+  let retry = null;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    const chunk = decoder.decode(value, { stream: true });
+    text += chunk;
+    buf += chunk;
+    let end;
+    while ((end = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, end);
+      buf = buf.slice(end + 2);
+      const fields = {};
+      for (const line of block.split('\n')) {
+        if (line.startsWith(':')) {
+          comments.push(line);
+          continue;
+        }
+        const m = /^(id|event|data|retry): (.*)$/.exec(line);
+        assert.ok(m, `not an SSE line this service writes: ${JSON.stringify(line)}`);
+        assert.ok(!(m[1] in fields), `field ${m[1]} twice in one event: ${JSON.stringify(block)}`);
+        fields[m[1]] = m[2];
+      }
+      if ('retry' in fields) retry = Number(fields.retry);
+      if ('data' in fields) {
+        const ev = { id: Number(fields.id), event: fields.event, data: JSON.parse(fields.data) };
+        // Not enumerable: deepEqual of events compares what was sent, not when.
+        Object.defineProperty(ev, 'raw', { value: fields.data });
+        Object.defineProperty(ev, 'at', { value: Date.now() });
+        events.push(ev);
+        if (onEvent) onEvent(ev);
+      }
+    }
+  }
+  assert.equal(buf, '', 'the stream ended inside an event');
+  return { events, comments, retry, text };
+}
+
 /* ---- metrics ---- */
 
 /**
