@@ -642,22 +642,6 @@ static void on_signal(uv_signal_t *s, int signum)
 	service_stop(svc);
 }
 
-/*
- * Threads of the read pool: STARFORGE_READ_THREADS (0..STOREQ_READERS_MAX;
- * 0 reads on the loop thread, the baseline bench/http_bench.sh measures
- * the pool against), else 4: PostgreSQL's reads are round trips, which a
- * few threads overlap; SQLite's take microseconds.
- */
-static int read_threads(void)
-{
-	const char *v = getenv("STARFORGE_READ_THREADS");
-	if (!v || !*v)
-		return 4;
-	char *end;
-	long n = strtol(v, &end, 10);
-	return *end || n < 0 || n > STOREQ_READERS_MAX ? 4 : (int)n;
-}
-
 int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_err *err)
 {
 	memset(svc, 0, sizeof *svc);
@@ -691,7 +675,7 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 	 * else may write. PostgreSQL: other nodes may be running them; expired
 	 * leases are rescued instead (sched.h). */
 	rc = strcmp(store_backend(writer), "sqlite") ? 0 : sched_requeue_all(writer, err);
-	if (rc || !(svc->reads = storeq_start_readers(loop, cfg->db_path, read_threads(), err)) ||
+	if (rc || !(svc->reads = storeq_start_readers(loop, cfg->db_path, cfg->read_threads, err)) ||
 	    !(svc->writer = storeq_start(loop, writer, err))) {
 		store_close(writer);
 		return rc ? rc : err->code;

@@ -42,6 +42,7 @@ typedef struct service_config {
 	int workers;        /* jobs running at once */
 	int max_queue;      /* jobs waiting at most */
 	int job_threads;    /* evaluation threads per job */
+	int read_threads;   /* the read pool's, 0..STOREQ_READERS_MAX (0: reads on the loop) */
 	double eval_budget; /* conformations an evaluation request may cost */
 	size_t max_body;
 	/* Limits (docs/RELIABILITY.md): a job's wall-clock budget once running,

@@ -20,6 +20,7 @@ static const char usage[] =
 	"                       [--job-threads N] [--eval-budget N] [--job-timeout S]\n"
 	"                       [--max-connections N] [--max-connections-per-ip N]\n"
 	"                       [--connection-timeout S] [--lease-seconds S] [--node NAME]\n"
+	"                       [--read-threads N]\n"
 	"                       [--token-file PATH [--auth-reads]] [--cors-origin ORIGIN]...\n"
 	"                       [--log-format text|json]\n"
 	"\n"
@@ -69,6 +70,10 @@ static const char usage[] =
 	"                      elsewhere about this long after (docs/operations.md)\n"
 	"  --node NAME         this node's name in leases and logs, 1..40 of A-Z a-z\n"
 	"                      0-9 . _ : - (STARFORGE_NODE; default HOSTNAME-PID)\n"
+	"  --read-threads N    threads of the read pool, which runs the handlers'\n"
+	"                      database reads off the event loop, 0..64\n"
+	"                      (STARFORGE_READ_THREADS; default 4); 0 reads on the\n"
+	"                      loop itself (a benchmark's baseline)\n"
 	"  --token-file PATH   bearer tokens, one per line, 16..256 printable ASCII\n"
 	"                      characters without spaces; blank lines and # comments\n"
 	"                      are ignored (STARFORGE_TOKEN_FILE; default: none). With\n"
@@ -102,6 +107,7 @@ enum {
 	OPT_CONNECTION_TIMEOUT,
 	OPT_LEASE_SECONDS,
 	OPT_NODE,
+	OPT_READ_THREADS,
 	OPT_TOKEN_FILE,
 	OPT_AUTH_READS,
 	OPT_CORS_ORIGIN,
@@ -125,6 +131,7 @@ static const struct {
 	[OPT_CONNECTION_TIMEOUT] = { "--connection-timeout", "STARFORGE_CONNECTION_TIMEOUT" },
 	[OPT_LEASE_SECONDS] = { "--lease-seconds", "STARFORGE_LEASE_SECONDS" },
 	[OPT_NODE] = { "--node", "STARFORGE_NODE" },
+	[OPT_READ_THREADS] = { "--read-threads", "STARFORGE_READ_THREADS" },
 	[OPT_TOKEN_FILE] = { "--token-file", "STARFORGE_TOKEN_FILE" },
 	[OPT_AUTH_READS] = { "--auth-reads", "STARFORGE_AUTH_READS" },
 	[OPT_CORS_ORIGIN] = { "--cors-origin", "STARFORGE_CORS_ORIGIN" },
@@ -186,6 +193,7 @@ static const struct {
 	{ OPT_MAX_CONNECTIONS_PER_IP, 0, 100000 },
 	{ OPT_CONNECTION_TIMEOUT, 1, 3600 },
 	{ OPT_LEASE_SECONDS, 1, 3600 },
+	{ OPT_READ_THREADS, 0, 64 },
 };
 #define NINT (sizeof int_options / sizeof int_options[0])
 
@@ -334,6 +342,7 @@ int cli_serve(int argc, char **argv)
 	v[OPT_MAX_CONNECTIONS_PER_IP] = 0;
 	v[OPT_CONNECTION_TIMEOUT] = 30;
 	v[OPT_LEASE_SECONDS] = 30;
+	v[OPT_READ_THREADS] = 4;
 	if (int_values(args, v))
 		return CLI_USAGE;
 	cfg.workers = (int)v[OPT_WORKERS];
@@ -344,6 +353,7 @@ int cli_serve(int argc, char **argv)
 	cfg.max_connections_per_ip = (unsigned)v[OPT_MAX_CONNECTIONS_PER_IP];
 	cfg.connection_timeout_s = (unsigned)v[OPT_CONNECTION_TIMEOUT];
 	cfg.lease_ms = (int)v[OPT_LEASE_SECONDS] * 1000;
+	cfg.read_threads = (int)v[OPT_READ_THREADS];
 	cfg.eval_budget = 5e8;
 	cfg.max_body = 64 * 1024;
 	snprintf(cfg.db_path, sizeof cfg.db_path, "./data/starforge.db");

@@ -220,6 +220,7 @@ describe('configuration errors', () => {
     ['MAX_CONNECTIONS', '--max-connections', '', /is not an integer in 1\.\.100000/],
     ['MAX_CONNECTIONS_PER_IP', '--max-connections-per-ip', '-1', /is not an integer in 0\.\.100000/],
     ['CONNECTION_TIMEOUT', '--connection-timeout', '3601', /is not an integer in 1\.\.3600/],
+    ['READ_THREADS', '--read-threads', '65', /is not an integer in 0\.\.64/],
     ['LISTEN', '--listen', 'localhost', /: not HOST:PORT/],
   ];
   const quote = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
