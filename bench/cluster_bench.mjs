@@ -14,6 +14,8 @@
 //   CLUSTER_BENCH_KILLS=10     failovers measured
 //   CLUSTER_BENCH_CANCELS=10   cross-node cancels measured
 //   CLUSTER_BENCH_READ_S=5     seconds per round of the reads case
+//   CLUSTER_BENCH_PARTS=throughput,reads,failover,cancel   the parts to run
+import { execFile } from 'node:child_process';
 import os from 'node:os';
 
 import {
@@ -41,6 +43,7 @@ const KILLS = Number(process.env.CLUSTER_BENCH_KILLS || 10);
 const CANCELS = Number(process.env.CLUSTER_BENCH_CANCELS || 10);
 const LEASE_S = 2;
 const READ_S = Number(process.env.CLUSTER_BENCH_READ_S || 5);
+const PARTS = new Set((process.env.CLUSTER_BENCH_PARTS || 'throughput,reads,failover,cancel').split(','));
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -125,76 +128,77 @@ async function crossCancel() {
 }
 
 /*
- * Reads on PostgreSQL, one node: 64 clients GET /v1/jobs/{id} (a store
- * read each, never cached) for READ_S seconds while one more client times
- * GET /healthz (answered on the loop, no store): with the read pool
- * (default, 4 threads) the loop hands every read over and stays free; with
- * STARFORGE_READ_THREADS=0 it waits for each round trip itself.
+ * Reads on PostgreSQL, one node: wrk (64 connections, two threads) GETs
+ * /v1/jobs/{id} (a store read each, never cached) for READ_S seconds while
+ * this process times GET /healthz (answered on the loop, no store) every
+ * 5 ms: with the read pool (default, 4 threads) the loop hands every read
+ * over and stays free; with --read-threads 0 it waits for each round trip
+ * itself. wrk, not fetch: Node's client would be the bottleneck.
  */
 async function reads(threads) {
-  process.env.STARFORGE_READ_THREADS = String(threads);
-  let a;
-  try {
-    const { db } = newDatabase();
-    [a] = await nodes(db, 1);
-  } finally {
-    delete process.env.STARFORGE_READ_THREADS;
-  }
+  const { db } = newDatabase();
+  const [a] = await nodes(db, 1, ['--read-threads', String(threads)]);
   const job = await submit(a, { kind: 'digger', params: { difficulty: 'easiest', count: 1 }, seed: 5 });
   await waitFor(async () => (await getJson(a, `/v1/jobs/${job.id}`)).state === 'succeeded', { what: 'the job' });
-  const end = Date.now() + READ_S * 1000;
-  let n = 0;
   const health = [];
-  const reader = async () => {
-    while (Date.now() < end) {
-      const res = await fetch(`${a.base}/v1/jobs/${job.id}`);
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`GET job: ${res.status}`);
-      n++;
-    }
-  };
-  const prober = async () => {
-    while (Date.now() < end) {
+  let probing = true;
+  const prober = (async () => {
+    while (probing) {
       const t0 = performance.now();
       await (await fetch(`${a.base}/healthz`)).arrayBuffer();
       health.push(performance.now() - t0);
       await sleep(5);
     }
-  };
-  await Promise.all([...Array.from({ length: 64 }, reader), prober()]);
+  })();
+  const out = await new Promise((resolve, reject) =>
+    execFile('wrk', ['-t2', '-c64', `-d${READ_S}s`, '--latency', `${a.base}/v1/jobs/${job.id}`], (err, stdout) =>
+      err ? reject(err) : resolve(stdout),
+    ),
+  );
+  probing = false;
+  await prober;
   await stopAll([a]);
-  return { rate: n / READ_S, p99: pct(health, 99) };
+  const rate = Number(/^Requests\/sec:\s+([\d.]+)/m.exec(out)?.[1]);
+  const p99 = /^\s+99%\s+([\d.]+)(us|ms|s)$/m.exec(out);
+  const ms = p99 ? Number(p99[1]) * { us: 0.001, ms: 1, s: 1000 }[p99[2]] : NaN;
+  if (/Non-2xx/.test(out)) throw new Error(`reads: answers other than 200:\n${out}`);
+  return { rate, p99: ms, health: pct(health, 99) };
 }
 
 console.log(`cluster_bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model || 'unknown'}), PostgreSQL over a Unix socket, lease ${LEASE_S} s, one worker per node`);
 const base = [];
 const rows = [];
-for (const n of [1, 2, 4]) {
+for (const n of PARTS.has('throughput') ? [1, 2, 4] : []) {
   const rates = [];
   for (let r = 0; r < ROUNDS; r++) rates.push((await throughput(n)).rate);
   const m = median(rates);
   if (n === 1) base.push(m);
   rows.push([n, m, m / base[0]]);
 }
-console.log(`\nThroughput: ${JOBS} short digger jobs, medians of ${ROUNDS} runs`);
-console.log('nodes  jobs/s   x one node');
+if (rows.length) console.log(`\nThroughput: ${JOBS} short digger jobs, medians of ${ROUNDS} runs`);
+if (rows.length) console.log('nodes  jobs/s   x one node');
 for (const [n, m, x] of rows) console.log(`${String(n).padStart(5)}  ${m.toFixed(0).padStart(6)}   ${x.toFixed(2)}`);
 
 const readRuns = { pool: [], loop: [] };
-for (let r = 0; r < ROUNDS; r++) {
+for (let r = 0; r < (PARTS.has('reads') ? ROUNDS : 0); r++) {
   readRuns.pool.push(await reads(4));
   readRuns.loop.push(await reads(0));
 }
-console.log(`\nReads on PostgreSQL: GET /v1/jobs/{id}, 64 clients, ${READ_S} s per run, medians of ${ROUNDS} runs taken in turns`);
-console.log('case                                          reads/s   /healthz p99 ms');
-for (const [name, label] of [['pool', 'read pool, 4 threads (default)'], ['loop', 'on the loop thread (STARFORGE_READ_THREADS=0)']])
-  console.log(`${label.padEnd(46)}${median(readRuns[name].map((x) => x.rate)).toFixed(0).padStart(7)}   ${median(readRuns[name].map((x) => x.p99)).toFixed(1).padStart(8)}`);
+if (readRuns.pool.length) {
+  console.log(`\nReads on PostgreSQL: GET /v1/jobs/{id}, wrk 64 connections, ${READ_S} s per run, medians of ${ROUNDS} runs taken in turns`);
+  console.log('case                                   reads/s   p99 ms   /healthz p99 ms');
+}
+for (const [name, label] of readRuns.pool.length ? [['pool', 'read pool, 4 threads (default)'], ['loop', 'on the loop thread (--read-threads 0)']] : [])
+  console.log(
+    `${label.padEnd(38)}${median(readRuns[name].map((x) => x.rate)).toFixed(0).padStart(8)}` +
+      `${median(readRuns[name].map((x) => x.p99)).toFixed(1).padStart(9)}${median(readRuns[name].map((x) => x.health)).toFixed(1).padStart(12)}`,
+  );
 
 const fo = [];
-for (let i = 0; i < KILLS; i++) fo.push(await failover());
-console.log(`\nFailover after SIGKILL (lease ${LEASE_S} s), ${KILLS} kills: p50 ${median(fo).toFixed(2)} s, p99 ${pct(fo, 99).toFixed(2)} s, max ${Math.max(...fo).toFixed(2)} s`);
+for (let i = 0; i < (PARTS.has('failover') ? KILLS : 0); i++) fo.push(await failover());
+if (fo.length) console.log(`\nFailover after SIGKILL (lease ${LEASE_S} s), ${KILLS} kills: p50 ${median(fo).toFixed(2)} s, p99 ${pct(fo, 99).toFixed(2)} s, max ${Math.max(...fo).toFixed(2)} s`);
 
 const cc = [];
-for (let i = 0; i < CANCELS; i++) cc.push(await crossCancel());
-console.log(`Cancel on another node, ${CANCELS} cancels: p50 ${median(cc).toFixed(0)} ms, p99 ${pct(cc, 99).toFixed(0)} ms`);
+for (let i = 0; i < (PARTS.has('cancel') ? CANCELS : 0); i++) cc.push(await crossCancel());
+if (cc.length) console.log(`Cancel on another node, ${CANCELS} cancels: p50 ${median(cc).toFixed(0)} ms, p99 ${pct(cc, 99).toFixed(0)} ms`);
 await sleep(10);

@@ -215,11 +215,11 @@ read_server() { # name threads
 for rep in $(seq 1 "$REPS"); do
 	for setting in pool:4 loop:0; do
 		name=${setting%%:*}
-		read_server "read_$name" "${setting#*:}"
+		read_server "srv_read_$name" "${setting#*:}"
 		out=$(wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --latency "http://127.0.0.1:$rp/v1/jobs/$rid")
 		kill "$rpid" 2>/dev/null || true
 		wait "$rpid" 2>/dev/null || true
-		rm -rf "${tmp:?}/read_$name"
+		rm -rf "${tmp:?}/srv_read_$name"
 		rps=$(printf '%s\n' "$out" | awk '/^Requests\/sec/ {printf "%.0f", $2}')
 		p99=$(to_ms "$(printf '%s\n' "$out" | awk '$1 == "99%" {print $2}')")
 		printf '%s %s\n' "$rps" "$p99" >>"$tmp/read_$name"

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "../kinds.h"
+#include "check.h"
 #include "puzzle.h"
 #include "puzzle_json.h"
 #include "svg.h"
@@ -63,6 +64,7 @@ const sf_kind lat_kind_def = {
 	.params_parse = lattice_params_parse,
 	.params_free = lattice_params_free,
 	.generate = lattice_generate,
+	.check = lat_check_json,
 	.level_svg = lat_level_svg,
 	.filters = lattice_filters,
 };

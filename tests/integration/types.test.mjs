@@ -5,7 +5,7 @@
 // As a client would: openapi-typescript reads http://127.0.0.1:PORT/openapi.yaml
 // (every $ref must resolve inside that one document), then real bodies
 // captured from the running service (a level of each kind, a job in each
-// state, listing pages, problems, check answers of digger and racetrack,
+// state, listing pages, problems, check answers of digger, lattice and racetrack,
 // evaluation answers, and the job
 // submissions themselves) are written into a .ts file, each as
 // `const x = <body> satisfies <generated type>;`, and `tsc --strict` compiles
@@ -146,6 +146,13 @@ async function capture() {
       out.push(['diggerCheckRequest', 'components["schemas"]["DiggerCheckRequest"]',
         { level: level.puzzle, moves: level.solution.optimal.taps }]);
       out.push(['diggerCheck', 'components["schemas"]["DiggerCheckResult"]', res.body]);
+    }
+    if (kind === 'lattice') {
+      const body = { level, fold: level.solution.band_folds.two };
+      const res = await request(server, '/v1/lattice/check', { method: 'POST', json: body });
+      assert.equal(res.status, 200, res.text);
+      out.push(['latticeCheckRequest', 'components["schemas"]["LatticeCheckRequest"]', body]);
+      out.push(['latticeCheck', 'components["schemas"]["LatticeCheckResult"]', res.body]);
     }
     if (kind === 'racetrack') {
       const body = { level, lap_time: level.stars.thresholds[1], checkpoints: null };
