@@ -4,8 +4,9 @@
  * All strategies work on the same view of the distribution: the reachable
  * scores above the lowest one, in increasing order, with the share of all
  * solutions that score at least as much (the tail share). Each strategy picks
- * a candidate for each star and a final pass makes them strictly increasing
- * (see the end of stars_thresholds()).
+ * a candidate for each star and a final pass keeps one star off the first
+ * step above the lowest and makes them strictly increasing (see the end of
+ * stars_thresholds()).
  */
 #include "stars.h"
 
@@ -166,20 +167,43 @@ int stars_thresholds(const uint64_t *counts, int nscores, const stars_config *cf
 	}
 
 	/*
-	 * Strictly increasing: two stars below three, and above the first
-	 * candidate (when nearly every solution scores the lowest, both lower
-	 * strategies land on candidate 0 and two stars must move up); one star
-	 * below two. With n >= 3 candidates the picks end in 0 <= one < two < three.
+	 * One star never takes candidate 0, one step above the lowest (on the
+	 * HP lattice a single contact: one bend of the straight chain), when
+	 * there are four or more candidates: a star for the first step up is
+	 * no achievement, and the percentile rule gave it whenever at least
+	 * half of all solutions score the lowest (docs/stars.md has the
+	 * numbers). With exactly three candidates every one is needed.
+	 *
+	 * Then strictly increasing: two stars below three, and above one
+	 * star's lowest candidate (when nearly every solution scores the
+	 * lowest, both lower strategies land there and two stars must move
+	 * up); one star below two. With n >= 3 candidates the picks end in
+	 * first <= one < two < three.
 	 */
+	int first = n >= 4 ? 1 : 0; /* the lowest candidate one star may take */
+	if (pick[0] < first)
+		pick[0] = first;
 	if (pick[1] >= pick[2])
 		pick[1] = pick[2] - 1;
-	if (pick[1] < 1)
-		pick[1] = 1;
+	if (pick[1] < first + 1)
+		pick[1] = first + 1;
 	if (pick[0] >= pick[1])
 		pick[0] = pick[1] - 1;
 	for (int k = 0; k < 3; k++)
 		thresholds[k] = scores[pick[k]];
 	return 0;
+}
+
+/* Forced thresholds: 3 or 4 reachable scores above the lowest. See stars.h. */
+int stars_forced(const uint64_t *counts, int nscores)
+{
+	if (!counts || nscores <= 0 || nscores > STARS_MAX_SCORES)
+		return 0;
+	int reachable = 0;
+	for (int s = 0; s < nscores; s++)
+		reachable += counts[s] != 0;
+	int above = reachable - 1; /* the lowest is no candidate */
+	return above >= 3 && above < STARS_FREE_SCORES;
 }
 
 /*

@@ -14,6 +14,13 @@
  * carry three distinct bands: stars_thresholds() then returns SF_ERANGE with
  * a message saying how many there are, and the caller decides (a generator
  * rejects such a puzzle; the evaluate command reports "thresholds": null).
+ * With four or more reachable scores above the lowest, one star asks for more
+ * than the first of them (on the HP lattice: never a single contact when
+ * the best fold has four or more), since one step up from doing nothing is no
+ * achievement. With three or four, the thresholds are therefore forced (the
+ * three, or the top three) and every strategy gives the same: such a
+ * distribution is "forced" (stars_forced()), and a generator treats its
+ * puzzle as trivial (docs/stars.md).
  *
  * Strategies (docs/stars.md argues for each):
  *  - STARS_PAPER: the rule behind both worked examples of the paper. Three
@@ -38,6 +45,13 @@
 
 /* The largest score range stars_thresholds() accepts (scores 0..4095). */
 #define STARS_MAX_SCORES 4096
+
+/*
+ * The fewest reachable scores above the lowest that leave a strategy a
+ * choice: three bands need 3, one star skips the first when there are 4, so
+ * 5 is the first count where thresholds are not forced.
+ */
+#define STARS_FREE_SCORES 5
 
 typedef enum stars_strategy {
 	STARS_PAPER,
@@ -73,13 +87,23 @@ const char *stars_strategy_name(stars_strategy strategy);
 /*
  * Places the thresholds for the distribution `counts[0..nscores-1]`, where
  * counts[s] is the number of solutions scoring exactly s. On success writes
- * three strictly increasing reachable scores to `thresholds` and returns 0.
- * Returns SF_EINVAL for an empty distribution or bad fractions, SF_ERANGE
- * when fewer than three scores above the lowest are reachable; `thresholds`
- * is then left untouched.
+ * three strictly increasing reachable scores to `thresholds` and returns 0;
+ * with four or more reachable scores above the lowest, the one-star
+ * threshold is never the first of them. Returns SF_EINVAL for an empty
+ * distribution or bad fractions, SF_ERANGE when fewer than three scores
+ * above the lowest are reachable; `thresholds` is then left untouched.
  */
 int stars_thresholds(const uint64_t *counts, int nscores, const stars_config *cfg,
 		     int thresholds[3], sf_err *err);
+
+/*
+ * 1 when `counts[0..nscores-1]` carries three star bands whose thresholds
+ * are forced, the same under every strategy: 3 or 4 (below
+ * STARS_FREE_SCORES) reachable scores above the lowest. 0 otherwise: no
+ * three bands (fewer than 3, or an empty or oversized distribution), or a
+ * real choice (5 or more). Pure; never fails.
+ */
+int stars_forced(const uint64_t *counts, int nscores);
 
 /*
  * Thresholds for a score where LOWER is better (a number of moves, a time),

@@ -159,7 +159,8 @@ static const char *seq_text(const lat_seq *s, char buf[LAT_MAX_LEN + 1])
 
 typedef struct ranked {
 	double fitness;
-	int bands; /* three star bands: three reachable scores above the lowest */
+	int level;   /* inside the fitness's domain (see check_exhaustive_brute) */
+	int trivial; /* three bands, but forced: 3 or 4 reachable scores above the lowest */
 	uint8_t g[LAT_MAX_LEN];
 } ranked;
 
@@ -187,11 +188,16 @@ static int scores_above_lowest(const uint64_t *hist, int max)
  * Every one of the 2^len sequences through the direct enumerator; for each
  * fitness, the canonical sequences (a sequence no larger than its reverse)
  * ranked by fitness, then bytes. A search returns the best `count` puzzles
- * that carry three star bands, i.e. have at least three reachable scores
- * above their lowest (stars.h): the first `count` such entries of the
- * ranking must be the exhaustive search's levels, in order, with the same
- * fitness. Canonical sequences: (2^len + 2^(len/2)) / 2 for even len
- * (palindromes count once): 528 at 10, 136 at 8.
+ * inside the fitness's domain (puzzle.h): three star bands, i.e. at least
+ * three reachable scores above the lowest (stars.h), and for rare_optimum
+ * and star_ladder an H fraction in [h_min, h_max] and at least five (with
+ * three or four the thresholds are forced: a trivial puzzle).
+ * distinct_scores keeps trivial puzzles only while no other has been
+ * taken. The first `count` such entries of the ranking must be the
+ * exhaustive search's levels, in order, with the same fitness; when there
+ * are none, the search fails with SF_ERANGE. Canonical sequences: (2^len +
+ * 2^(len/2)) / 2 for even len (palindromes count once): 2080 at 12, 528 at
+ * 10, 136 at 8. Returns how many levels the last fitness has.
  */
 static int check_exhaustive_brute(lat_kind kind, int len, uint64_t ncanonical, int count,
 				  const lat_fitness *fits, int nfits)
@@ -218,7 +224,14 @@ static int check_exhaustive_brute(lat_kind kind, int len, uint64_t ncanonical, i
 			if (cmp_reverse(s.h, len) > 0)
 				continue; /* its reverse is the canonical one */
 			rk[n].fitness = lat_fitness_of(&p, &s, hist[k], max[k]).fitness;
-			rk[n].bands = scores_above_lowest(hist[k], max[k]) >= 3;
+			int above = scores_above_lowest(hist[k], max[k]), h = 0;
+			for (int i = 0; i < len; i++)
+				h += s.h[i];
+			double hfrac = (double)h / len;
+			rk[n].trivial = above == 3 || above == 4;
+			rk[n].level = fits[f] == LAT_FIT_DISTINCT
+					      ? above >= 3
+					      : above >= 5 && hfrac >= p.h_min && hfrac <= p.h_max;
 			memcpy(rk[n].g, s.h, (size_t)len);
 			n++;
 		}
@@ -226,12 +239,30 @@ static int check_exhaustive_brute(lat_kind kind, int len, uint64_t ncanonical, i
 		ranked_len = len;
 		qsort(rk, n, sizeof *rk, cmp_ranked);
 		want = 0;
-		for (uint64_t i = 0; i < n && want < count; i++)
-			if (rk[i].bands)
-				rk[want++] = rk[i];
+		int real = 0; /* a level that is not trivial has been taken */
+		for (uint64_t i = 0; i < n && want < count; i++) {
+			if (!rk[i].level)
+				continue;
+			if (rk[i].trivial && real)
+				break;
+			real |= !rk[i].trivial;
+			rk[want++] = rk[i];
+		}
 
 		lat_search_opts o = opts_of(1, TEST_THREADS, NULL);
 		lat_search_result res;
+		if (!want) {
+			sf_err err = { 0 };
+			if (lat_search_run(&p, &o, &res, &err) != SF_ERANGE)
+				fail_msg("%s %d %s: no puzzle in the domain, yet the search did "
+					 "not fail with SF_ERANGE (%zu levels)",
+					 lat_kind_name(kind), len, lat_fitness_name(fits[f]),
+					 res.count);
+			assert_non_null(strstr(err.msg, lat_fitness_name(fits[f])) ||
+					strstr(err.msg, "three reachable star bands"));
+			assert_int_equal(res.count, 0);
+			continue;
+		}
 		search_ok(&p, &o, &res);
 		assert_int_equal(res.status, GA_COMPLETED);
 		assert_int_equal(res.evaluations, ncanonical);
@@ -256,8 +287,12 @@ static int check_exhaustive_brute(lat_kind kind, int len, uint64_t ncanonical, i
 					 lat_kind_name(kind), len, lat_fitness_name(fits[f]), i,
 					 res.levels[i].fitness.fitness, rk[i].fitness);
 		}
-		/* A meaningful ranking: the best is not a zero-fitness tie. */
-		assert_true(want > 0 && rk[0].fitness > 0);
+		/* A meaningful ranking: the best is not a zero-fitness tie, and
+		 * the better fitnesses are positive on every level. */
+		assert_true(rk[0].fitness > 0);
+		if (fits[f] != LAT_FIT_DISTINCT)
+			for (int i = 0; i < want; i++)
+				assert_true(res.levels[i].fitness.fitness > 0);
 		lat_search_result_free(&res);
 	}
 	free(hist);
@@ -270,10 +305,25 @@ static int check_exhaustive_brute(lat_kind kind, int len, uint64_t ncanonical, i
 static const lat_fitness all_fitnesses[] = { LAT_FIT_DISTINCT, LAT_FIT_RARE_OPTIMUM,
 					     LAT_FIT_STAR_LADDER };
 
+static const lat_fitness better_fitnesses[] = { LAT_FIT_RARE_OPTIMUM, LAT_FIT_STAR_LADDER };
+
+/*
+ * Length 10: every puzzle with three bands reaches at most 4 contacts
+ * (all-H: a 2 x 5 block has 13 lattice edges - 9 bonds = 4), so all are
+ * trivial: distinct_scores returns them, the better fitnesses have none and
+ * fail. Length 12 (best 6: a 3 x 4 block, 17 - 11) has puzzles of every
+ * kind.
+ */
 static void test_exhaustive_brute_square10(void **state)
 {
 	(void)state;
-	check_exhaustive_brute(LAT_SQUARE, 10, (1u << 9) + (1u << 4), 5, all_fitnesses, 3);
+	assert_true(check_exhaustive_brute(LAT_SQUARE, 10, (1u << 9) + (1u << 4), 5, all_fitnesses,
+					   1) == 5);
+	assert_true(check_exhaustive_brute(LAT_SQUARE, 10, (1u << 9) + (1u << 4), 5,
+					   better_fitnesses, 2) == 0);
+	check_exhaustive_brute(LAT_SQUARE, 12, (1u << 11) + (1u << 5), 5, all_fitnesses, 3);
+	assert_true(check_exhaustive_brute(LAT_SQUARE, 12, (1u << 11) + (1u << 5), 5,
+					   better_fitnesses, 2) == 5);
 }
 
 /*
@@ -289,10 +339,19 @@ static void test_exhaustive_brute_square8_many(void **state)
 	assert_true(n < 40);
 }
 
+/*
+ * Cubic length 8: the all-H chain reaches {0, 1, 2, 3, 5}, four scores above
+ * 0, so every puzzle is trivial; length 10 has puzzles of every kind.
+ */
 static void test_exhaustive_brute_cubic8(void **state)
 {
 	(void)state;
-	check_exhaustive_brute(LAT_CUBIC, 8, (1u << 7) + (1u << 3), 5, all_fitnesses, 3);
+	assert_true(check_exhaustive_brute(LAT_CUBIC, 8, (1u << 7) + (1u << 3), 5, all_fitnesses,
+					   1) == 5);
+	assert_true(check_exhaustive_brute(LAT_CUBIC, 8, (1u << 7) + (1u << 3), 5, better_fitnesses,
+					   2) == 0);
+	assert_true(check_exhaustive_brute(LAT_CUBIC, 10, (1u << 9) + (1u << 4), 5, all_fitnesses,
+					   3) == 5);
 }
 
 /* ---- the paper's fitness against the published distribution ---- */
@@ -500,16 +559,19 @@ static void test_fitness_window_and_bands(void **state)
  * A score set with a gap: the all-H chain of 8 on the cubic lattice over all
  * walks (published): {0: 38142, 1: 26688, 2: 11928, 3: 4488, 5: 144}, total
  * 81390 (= c_7, OEIS A001412). Distinct scores 5 (not max + 1 = 6). H
- * fraction 1: outside the default window (0 for the better fitnesses);
- * with h_max = 1:
- *  - runner-up folds are those scoring the next reachable score, 3 (4 is
- *    unreachable): 144 + 4488 = 4632 -> log10(81390/144) +
- *    log10(81390/4632) / (10 log10 81390) = 2.75221 + 1.24480 / 49.1057
- *    = 2.77756;
- *  - paper stars: lowest 0, max 5: one at the first reachable >= 5/2 = 2,
- *    two at 3, three at 5; one star reached by 11928 + 4488 + 144 = 16560
- *    folds, share 0.2035 >= 0.05: ladder log10(16560/144) = log10(115)
- *    = 2.06070.
+ * fraction 1: outside the default window (0 for the better fitnesses).
+ * With h_max = 1 still 0: its best score is 5 but only four scores above 0
+ * are reachable, so its stars are forced ([2, 3, 5] under every strategy):
+ * a trivial puzzle, counted by reachable scores, not by the best one.
+ *
+ * The gap logic on a made-up histogram with five reachable scores above 0,
+ * {0: 50000, 1: 30000, 2: 12000, 3: 5000, 5: 300, 7: 6}, total 97306:
+ *  - runner-up folds are those scoring the next reachable score, 5 (6 is
+ *    unreachable): 6 + 300 = 306 -> log10(97306/6) + log10(97306/306) /
+ *    (10 log10 97306) = 4.20999 + 2.50242 / 49.8814 = 4.26016;
+ *  - paper stars: lowest 0, max 7: one at the first reachable >= 7/2 = 3,
+ *    two at 5, three at 7; one star reached by 5000 + 300 + 6 = 5306 folds,
+ *    share 0.05453 >= 0.05: ladder log10(5306/6) = 2.94661.
  */
 static void test_fitness_gap(void **state)
 {
@@ -532,12 +594,26 @@ static void test_fitness_gap(void **state)
 	assert_float_equal(fitness(LAT_FIT_STAR_LADDER, &p, &seq, hist, 5).fitness, 0, 0);
 
 	p.h_max = 1;
-	e = fitness(LAT_FIT_RARE_OPTIMUM, &p, &seq, hist, 5);
+	assert_float_equal(fitness(LAT_FIT_RARE_OPTIMUM, &p, &seq, hist, 5).fitness, 0, 0);
+	assert_float_equal(fitness(LAT_FIT_STAR_LADDER, &p, &seq, hist, 5).fitness, 0, 0);
+	assert_true(lat_trivial(hist, 5));
+	p.fitness = LAT_FIT_RARE_OPTIMUM;
+	assert_false(lat_in_domain(&p, &seq, hist, 5));
+	p.fitness = LAT_FIT_DISTINCT; /* the paper's keeps trivial puzzles */
+	assert_true(lat_in_domain(&p, &seq, hist, 5));
+	assert_float_equal(fitness(LAT_FIT_DISTINCT, &p, &seq, hist, 5).fitness, 5, 0);
+
+	static const uint64_t g[] = { 50000, 30000, 12000, 5000, 0, 300, 0, 6 };
+	fill_hist(hist, g, 8);
+	const double gtotal = 97306;
+	assert_false(lat_trivial(hist, 7));
+	e = fitness(LAT_FIT_RARE_OPTIMUM, &p, &seq, hist, 7);
 	assert_float_equal(e.fitness,
-			   log10(total / 144) + log10(total / 4632) / (10 * log10(total)), 1e-12);
-	assert_float_equal(e.fitness, 2.77756, 1e-5);
-	e = fitness(LAT_FIT_STAR_LADDER, &p, &seq, hist, 5);
-	assert_float_equal(e.fitness, log10(115.0), 1e-12);
+			   log10(gtotal / 6) + log10(gtotal / 306) / (10 * log10(gtotal)), 1e-12);
+	assert_float_equal(e.fitness, 4.26016, 1e-5);
+	e = fitness(LAT_FIT_STAR_LADDER, &p, &seq, hist, 7);
+	assert_float_equal(e.fitness, log10(5306.0 / 6), 1e-12);
+	assert_float_equal(e.fitness, 2.94661, 1e-5);
 }
 
 /* ---- determinism ---- */
@@ -662,7 +738,11 @@ static int candidates(const lat_result *r, int *out)
  * score, two at the next reachable score below it, one at the first
  * reachable score from the middle of the range (lowest + (max - lowest) / 2)
  * upwards, kept below two; every band fold is self-avoiding and scores
- * exactly its threshold. A search returns only puzzles with three bands.
+ * exactly its threshold. A search returns only puzzles inside its fitness's
+ * domain: three bands, and for the better fitnesses at least five reachable
+ * scores above the lowest (not trivial) and the H fraction in the window.
+ * Under every strategy one star is never a single step above the lowest
+ * when four or more scores above it are reachable.
  */
 static void check_level(const lat_search_params *p, const lat_level *lv)
 {
@@ -689,6 +769,20 @@ static void check_level(const lat_search_params *p, const lat_level *lv)
 		fail_msg("%s: a level with %d reachable scores above the lowest (three bands "
 			 "need 3)",
 			 seq_text(&lv->seq, buf), n);
+	if (p->fitness != LAT_FIT_DISTINCT) {
+		int h = 0;
+		for (int i = 0; i < lv->seq.len; i++)
+			h += lv->seq.h[i];
+		double hfrac = (double)h / lv->seq.len;
+		if (n < 5 || hfrac < p->h_min || hfrac > p->h_max || !(lv->fitness.fitness > 0))
+			fail_msg("%s: a %s level outside its domain: %d reachable scores above "
+				 "the lowest, H fraction %g, fitness %g",
+				 seq_text(&lv->seq, buf), lat_fitness_name(p->fitness), n, hfrac,
+				 lv->fitness.fitness);
+	}
+	if (n >= 4 && lv->thresholds[0] <= cand[0])
+		fail_msg("%s: one star at %d, the first step above the lowest, with %d above it",
+			 seq_text(&lv->seq, buf), lv->thresholds[0], n);
 	assert_true(lv->thresholds[0] < lv->thresholds[1]);
 	assert_true(lv->thresholds[1] < lv->thresholds[2]);
 	assert_int_equal(lv->thresholds[2], r->max_score);
@@ -702,6 +796,8 @@ static void check_level(const lat_search_params *p, const lat_level *lv)
 				one = cand[i];
 				break;
 			}
+		if (n >= 4 && one == cand[0])
+			one = cand[1];
 		if (one >= two)
 			one = cand[n - 3];
 		assert_int_equal(lv->thresholds[1], two);
@@ -750,14 +846,16 @@ static void test_levels(void **state)
 		}
 		lat_search_result_free(&res);
 	}
-	/* Other star strategies and the cubic lattice. */
-	lat_search_params p = params_of(LAT_CUBIC, 8, LAT_ALG_GA, LAT_FIT_RARE_OPTIMUM);
+	/* Other star strategies and the cubic lattice (length 10: every cubic
+	 * 8-mer is trivial, outside rare_optimum's domain). */
+	lat_search_params p = params_of(LAT_CUBIC, 10, LAT_ALG_GA, LAT_FIT_RARE_OPTIMUM);
 	p.stars.strategy = STARS_GEOMETRIC;
 	p.count = 3;
 	p.generations = 5;
 	lat_search_opts o = opts_of(11, TEST_THREADS, NULL);
 	lat_search_result res;
 	search_ok(&p, &o, &res);
+	assert_true(res.count >= 1);
 	for (size_t i = 0; i < res.count; i++)
 		check_level(&p, &res.levels[i]);
 	lat_search_result_free(&res);
@@ -903,27 +1001,39 @@ static void test_ga(void **state)
 	 * a uniformly random sequence whatever its parents, so 30 x 199 children
 	 * miss one of them with probability about 256 e^(-5970/256) < 1e-7: the
 	 * GA sees every sequence, both orientations of each puzzle included.
-	 * Its best 8 levels must then be the exhaustive search's best 8.
+	 * Its best 8 levels must then be the exhaustive search's best 8. Every
+	 * 8-mer is trivial, outside rare_optimum's domain, so rare_optimum runs
+	 * at length 11 (2048 sequences, the shortest square length with puzzles
+	 * in its domain): 1000 + 59 x 999 children miss one with probability
+	 * about 2048 e^(-59941/2048) < 1e-9.
 	 */
-	static const lat_fitness fits[] = { LAT_FIT_DISTINCT, LAT_FIT_RARE_OPTIMUM };
-	for (int f = 0; f < ARRAY_LEN(fits); f++) {
-		p = params_of(LAT_SQUARE, 8, LAT_ALG_GA, fits[f]);
+	static const struct {
+		lat_fitness fit;
+		int length, population, generations;
+	} full[] = {
+		{ LAT_FIT_DISTINCT, 8, 30, 200 },
+		{ LAT_FIT_RARE_OPTIMUM, 11, 1000, 60 },
+	};
+	for (int f = 0; f < ARRAY_LEN(full); f++) {
+		int len = full[f].length;
+		p = params_of(LAT_SQUARE, len, LAT_ALG_GA, full[f].fit);
 		p.count = 8;
 		p.mutation_rate = 0.5;
-		p.generations = 200;
+		p.population = full[f].population;
+		p.generations = full[f].generations;
 		p.h_min = 0;
 		p.h_max = 1;
 		o = opts_of(8, TEST_THREADS, NULL);
 		search_ok(&p, &o, &res);
-		assert_int_equal(res.evaluations, 256);
+		assert_int_equal(res.evaluations, 1u << len);
 		lat_search_result ex;
 		p.algorithm = LAT_ALG_EXHAUSTIVE;
 		search_ok(&p, &o, &ex);
-		assert_int_equal(ex.evaluations, (256 + 16) / 2);
+		assert_int_equal(ex.evaluations, ((1u << len) + (1u << ((len + 1) / 2))) / 2);
 		assert_int_equal(res.count, ex.count);
 		assert_true(res.count >= 1);
 		for (size_t i = 0; i < res.count; i++) {
-			assert_memory_equal(res.levels[i].seq.h, ex.levels[i].seq.h, 8);
+			assert_memory_equal(res.levels[i].seq.h, ex.levels[i].seq.h, (size_t)len);
 			assert_true(res.levels[i].fitness.fitness == ex.levels[i].fitness.fitness);
 		}
 		lat_search_result_free(&ex);
@@ -998,15 +1108,19 @@ static void test_map_elites(void **state)
 		if (b1 >= 0)
 			assert_int_equal(lv->cell % 10, b1);
 
-		/* rare_optimum by hand: 0 outside the window or without three bands. */
+		/* rare_optimum by hand: 0 outside the window or without five
+		 * reachable scores above 0 (three bands with a choice of stars);
+		 * a level is never outside that domain, so never 0. */
 		int cand[LAT_MAX_SCORE + 1];
 		int n = candidates(r, cand);
-		double want = 0;
-		if (n >= 3 && d0 >= 0.25 && d0 <= 0.75) {
-			double near = opt + (double)r->hist[cand[n - 2]];
-			want = log10(total / opt) + log10(total / near) / (10 * log10(total));
-		}
+		if (!(n >= 5 && d0 >= 0.25 && d0 <= 0.75))
+			fail_msg("level %zu: outside rare_optimum's domain (%d reachable scores "
+				 "above 0, H fraction %g), fitness %g",
+				 i, n, d0, lv->fitness.fitness);
+		double near = opt + (double)r->hist[cand[n - 2]];
+		double want = log10(total / opt) + log10(total / near) / (10 * log10(total));
 		assert_float_equal(lv->fitness.fitness, want, 1e-9);
+		assert_true(lv->fitness.fitness > 0);
 
 		/* The JSON names the cell as [row, column]. */
 		json_t *doc = lat_level_json(lv, &p, 31);

@@ -126,11 +126,15 @@ static void test_paper_other_real(void **state)
 
 /*
  * Default fractions: one star at the first score whose tail share (share of
- * solutions scoring at least that much) is <= 0.5, two at the first <= 0.1.
+ * solutions scoring at least that much) is <= 0.5, two at the first <= 0.1;
+ * with four or more reachable scores above the lowest, one star is never
+ * the first of them (a single contact).
  *
  * HPHPPHHPHPPHPHHP, total 802075:
  *   >=1 375804 (0.4685)  >=2 91704 (0.1143)  >=3 13079 (0.0163) ... >=6 3
- *   one: 1 (0.4685 <= 0.5); two: 3 (0.1143 > 0.1, 0.0163 <= 0.1) -> [1, 3, 6]
+ *   one: 1 has 0.4685 <= 0.5, but six scores above 0 are reachable, so a
+ *   single contact earns nothing: 2; two: 3 (0.1143 > 0.1, 0.0163 <= 0.1)
+ *   -> [2, 3, 6] (the rule without that floor gave [1, 3, 6])
  * All-H L = 16, total 802075:
  *   >=1 0.8547  >=2 0.6117  >=3 0.3725  >=4 0.1999  >=5 0.0944  >=6 0.0376
  *   one: 3; two: 5 -> [3, 5, 9]
@@ -152,7 +156,7 @@ static void test_percentile_default_real(void **state)
 	assert_int_equal(cfg.strategy, STARS_PERCENTILE);
 	assert_true(cfg.one_fraction == 0.5);
 	assert_true(cfg.two_fraction == 0.1);
-	expect_thresholds(H_HPHP16, ARRAY_LEN(H_HPHP16), &cfg, 1, 3, 6);
+	expect_thresholds(H_HPHP16, ARRAY_LEN(H_HPHP16), &cfg, 2, 3, 6);
 	expect_thresholds(H_ALLH16, ARRAY_LEN(H_ALLH16), &cfg, 3, 5, 9);
 	expect_thresholds(H_ALLH12, ARRAY_LEN(H_ALLH12), &cfg, 2, 4, 6);
 	expect_thresholds(H_CUBIC8, ARRAY_LEN(H_CUBIC8), &cfg, 2, 3, 5);
@@ -165,8 +169,9 @@ static void test_percentile_default_real(void **state)
  *   >=7 0.0143, >=8 0.0035 -> two 8 -> [4, 8, 9]
  * HPHPPHHPHPPHPHHPPHPH with (0.05, 0.001): >=2 0.1913, >=3 0.0424 -> one 3;
  *   >=5 0.00106 (> 0.001), >=6 0.000139 -> two 6 -> [3, 6, 9]
- * HPHPPHHPHPPHPHHP with (0.9, 0.3): >=1 0.4685 <= 0.9 -> one 1;
- *   0.4685 > 0.3, >=2 0.1143 <= 0.3 -> two 2 -> [1, 2, 6]
+ * HPHPPHHPHPPHPHHP with (0.9, 0.3): >=1 0.4685 <= 0.9 -> one 1, a single
+ *   contact, raised to 2; 0.4685 > 0.3, >=2 0.1143 <= 0.3 -> two 2, which
+ *   must lie above one: 3 -> [2, 3, 6] (without the floor: [1, 2, 6])
  * All-H L = 12 with (0.01, 0.001): one: >=6 0.0021 is the first <= 0.01 -> 6;
  *   two: nothing is <= 0.001 -> the max. Both collide with three stars, so
  *   two is pulled down to 5 and one to 4 -> [4, 5, 6]
@@ -184,19 +189,21 @@ static void test_percentile_custom(void **state)
 	expect_thresholds(H_HPHP20, ARRAY_LEN(H_HPHP20), &cfg, 3, 6, 9);
 	cfg.one_fraction = 0.9;
 	cfg.two_fraction = 0.3;
-	expect_thresholds(H_HPHP16, ARRAY_LEN(H_HPHP16), &cfg, 1, 2, 6);
+	expect_thresholds(H_HPHP16, ARRAY_LEN(H_HPHP16), &cfg, 2, 3, 6);
 	cfg.one_fraction = 0.01;
 	cfg.two_fraction = 0.001;
 	expect_thresholds(H_ALLH12, ARRAY_LEN(H_ALLH12), &cfg, 4, 5, 6);
 
 	/*
-	 * "At most" includes equality. {0: 10, 1: 6, 2: 2, 3: 1, 4: 1}, total
-	 * 20: >=1 10/20 = 0.5 exactly -> one 1; >=2 4/20 = 0.2, >=3 2/20 = 0.1
-	 * exactly -> two 3 -> [1, 3, 4] (strict "<" would give [2, 3, 4]).
+	 * "At most" includes equality. {0: 12, 1: 8, 2: 12, 3: 4, 4: 2, 5: 1,
+	 * 6: 1}, total 40: >=1 28/40 = 0.7, >=2 20/40 = 0.5 exactly -> one 2;
+	 * >=3 8/40 = 0.2, >=4 4/40 = 0.1 exactly -> two 4 -> [2, 4, 6] (strict
+	 * "<" would give [3, 5, 6]). The cut-offs fall above the first score,
+	 * so the single-contact floor plays no part.
 	 */
-	static const uint64_t exact[] = { 10, 6, 2, 1, 1 };
+	static const uint64_t exact[] = { 12, 8, 12, 4, 2, 1, 1 };
 	stars_config_default(&cfg, STARS_PERCENTILE);
-	expect_thresholds(exact, ARRAY_LEN(exact), &cfg, 1, 3, 4);
+	expect_thresholds(exact, ARRAY_LEN(exact), &cfg, 2, 4, 6);
 }
 
 /* ---- geometric ---- */
@@ -403,6 +410,21 @@ static void check_one(const uint64_t *c, int ns, const stars_config *cfg, view *
 		fail_msg("iter %d (%s): three stars at %d, max is %d", iter, name, t[2], v->max);
 
 	int i1 = index_of(v, t[0]), i2 = index_of(v, t[1]);
+	/* One star is never the first step above the lowest when four or more
+	 * scores are reachable above it; it is the lowest candidate allowed. */
+	int first = v->n >= 4 ? 1 : 0;
+	if (i1 < first)
+		fail_msg("iter %d (%s): one star at %d, the first score above the lowest %d, "
+			 "with %d reachable above it",
+			 iter, name, t[0], v->lowest, v->n);
+	/* Forced: with 3 or 4 candidates every strategy answers the top three. */
+	if (stars_forced(c, ns) != (v->n < STARS_FREE_SCORES))
+		fail_msg("iter %d: stars_forced %d with %d reachable above the lowest", iter,
+			 stars_forced(c, ns), v->n);
+	if (v->n < STARS_FREE_SCORES && (i1 != v->n - 3 || i2 != v->n - 2))
+		fail_msg("iter %d (%s): forced distribution (%d above the lowest) gave "
+			 "[%d,%d,%d]",
+			 iter, name, v->n, t[0], t[1], t[2]);
 	if (cfg->strategy == STARS_PAPER) {
 		/* Two stars: the reachable score right below the max. */
 		if (i2 != v->n - 2)
@@ -412,6 +434,8 @@ static void check_one(const uint64_t *c, int ns, const stars_config *cfg, view *
 		int mid = v->lowest + (v->max - v->lowest) / 2, want = 0;
 		while (v->s[want] < mid)
 			want++;
+		if (want < first)
+			want = first;
 		if (want >= i2)
 			want = i2 - 1;
 		if (i1 != want)
@@ -424,7 +448,8 @@ static void check_one(const uint64_t *c, int ns, const stars_config *cfg, view *
 	 * Percentile and geometric, from the definitions: each star is reached
 	 * by at most its share of the solutions unless it had to be pulled down
 	 * right below the next star, and it is the most generous such score: no
-	 * reachable score between the star below and it already qualifies.
+	 * reachable score between the star below (or the first step, which is
+	 * no star when four or more are reachable) and it already qualifies.
 	 */
 	if (!(v->tail[i1] <= f1 * (1 + tol) || i1 == i2 - 1))
 		fail_msg("iter %d (%s): one star at %d reached by %g > %g", iter, name, t[0],
@@ -432,7 +457,7 @@ static void check_one(const uint64_t *c, int ns, const stars_config *cfg, view *
 	if (!(v->tail[i2] <= f2 * (1 + tol) || i2 == v->n - 2))
 		fail_msg("iter %d (%s): two stars at %d reached by %g > %g", iter, name, t[1],
 			 v->tail[i2], f2);
-	for (int i = 0; i < i1; i++)
+	for (int i = first; i < i1; i++)
 		if (v->tail[i] <= f1 * (1 - tol))
 			fail_msg("iter %d (%s): one star at %d but %d already has share %g <= %g",
 				 iter, name, t[0], v->s[i], v->tail[i], f1);
@@ -448,7 +473,7 @@ static void test_properties_random(void **state)
 	static uint64_t c[PROP_MAX];
 	static view v;
 	rng r;
-	int checked = 0, ranged = 0, gapped = 0;
+	int checked = 0, ranged = 0, gapped = 0, floored = 0;
 	for (uint64_t seed = 1; seed <= 4; seed++) {
 		rng_seed(&r, 0x5eed0000 + seed);
 		for (int iter = 0; iter < 5000; iter++) {
@@ -463,6 +488,11 @@ static void test_properties_random(void **state)
 			check_one(c, ns, &cfg, &v, iter);
 			checked++;
 			ranged += v.n < 3;
+			/* Cases where the strategy's own cut-off admits the first
+			 * step, so that only the floor keeps one star off it. */
+			double f1, f2;
+			cutoffs(&cfg, &v, &f1, &f2);
+			floored += v.n >= 4 && v.lowest >= 0 && v.tail[0] <= f1;
 			for (int k = v.lowest; k >= 0 && k < v.max; k++)
 				if (!c[k]) {
 					gapped += v.n >= 3;
@@ -474,6 +504,7 @@ static void test_properties_random(void **state)
 	assert_true(checked > 15000);
 	assert_true(ranged > 200);
 	assert_true(gapped > 2000);
+	assert_true(floored > 200);
 }
 
 /* The cubic gap example and a few hand-made gap cases. */
@@ -513,12 +544,157 @@ static void test_low_candidate_pick_regression(void **state)
 		expect_default(lower, 4, (stars_strategy)s, 1, 2, 3);
 	}
 	/* {0: 1000, 2: 1, 5: 1, 6: 1, 9: 1}, default percentile: every score
-	 * above 0 has share <= 4/1004 <= 0.1, so the most generous increasing
-	 * answer is one at 2, two at the next reachable score 5, three at 9. */
+	 * above 0 has share <= 4/1004 <= 0.1, so both candidates are the first
+	 * score above 0, 2. Four scores are reachable above 0, so one star
+	 * skips that first step: one at 5, two at the next reachable score 6,
+	 * three at 9 (without the floor: [2, 5, 9]). The thresholds are then
+	 * forced: the top three of four. */
 	static const uint64_t gap[] = { 1000, 0, 1, 0, 0, 1, 1, 0, 0, 1 };
 	stars_config cfg;
 	stars_config_default(&cfg, STARS_PERCENTILE);
-	expect_thresholds(gap, ARRAY_LEN(gap), &cfg, 2, 5, 9);
+	expect_thresholds(gap, ARRAY_LEN(gap), &cfg, 5, 6, 9);
+}
+
+/* ---- the first step is no star ---- */
+
+/*
+ * With four or more reachable scores above the lowest, no strategy gives one
+ * star for the first of them (on the HP lattice a single contact). Each
+ * case is one whose strategy alone would pick that first step; the rule
+ * without the floor gave the `was` column.
+ *  - percentile on HPHPPHHPHPPHPHHP: >=1 0.4685 <= 0.5 -> 1, raised to 2;
+ *    two 3 (0.0163) -> [2, 3, 6], was [1, 3, 6].
+ *  - geometric on {0: 1000000, 1: 1000, 2: 100, 3: 10, 4: 5, 5: 1}, total
+ *    1001116: p = 9.989e-7, p^(1/3) = 0.009996, p^(2/3) = 9.98e-5;
+ *    >=1 1116/1001116 = 0.001115 <= 0.009996 -> 1, raised to 2; >=2
+ *    1.159e-4 > 9.98e-5, >=3 1.6e-5 -> two 3 -> [2, 3, 5], was [1, 3, 5].
+ *  - paper on {0: 10, 5: 5, 6: 4, 7: 3, 8: 2, 9: 1}: mid 0 + 9/2 = 4, the
+ *    first reachable >= 4 is 5, the first step (0 to 5 is one step when
+ *    1..4 are unreachable) -> raised to 6; two 8 -> [6, 8, 9], was
+ *    [5, 8, 9].
+ *  - with exactly three scores above the lowest all three are needed: the
+ *    paper's max-3 example stays [1, 2, 3] under every strategy.
+ */
+static void test_first_step_no_star(void **state)
+{
+	(void)state;
+	stars_config cfg;
+	stars_config_default(&cfg, STARS_PERCENTILE);
+	expect_thresholds(H_HPHP16, ARRAY_LEN(H_HPHP16), &cfg, 2, 3, 6);
+	static const uint64_t sparse[] = { 1000000, 1000, 100, 10, 5, 1 };
+	expect_default(sparse, ARRAY_LEN(sparse), STARS_GEOMETRIC, 2, 3, 5);
+	static const uint64_t jump[] = { 10, 0, 0, 0, 0, 5, 4, 3, 2, 1 };
+	expect_default(jump, ARRAY_LEN(jump), STARS_PAPER, 6, 8, 9);
+
+	/* Every real histogram above, every strategy: one star above the first
+	 * step (they all reach four or more scores above 0). */
+	static const struct {
+		const uint64_t *h;
+		int n;
+	} real[] = {
+		{ H_HPHP20, ARRAY_LEN(H_HPHP20) }, { H_HPHP16, ARRAY_LEN(H_HPHP16) },
+		{ H_ALLH16, ARRAY_LEN(H_ALLH16) }, { H_ALLH12, ARRAY_LEN(H_ALLH12) },
+		{ H_CUBIC8, ARRAY_LEN(H_CUBIC8) }, { sparse, ARRAY_LEN(sparse) },
+		{ jump, ARRAY_LEN(jump) },
+	};
+	for (int i = 0; i < ARRAY_LEN(real); i++) {
+		int lowest = 0, first = -1;
+		while (!real[i].h[lowest])
+			lowest++;
+		for (int s = lowest + 1; first < 0; s++)
+			if (real[i].h[s])
+				first = s;
+		for (int st = 0; st < 3; st++) {
+			stars_config_default(&cfg, (stars_strategy)st);
+			int t[3];
+			assert_int_equal(stars_thresholds(real[i].h, real[i].n, &cfg, t, NULL), 0);
+			if (t[0] <= first)
+				fail_msg("histogram %d, %s: one star at %d, the first step", i,
+					 stars_strategy_name(cfg.strategy), t[0]);
+		}
+	}
+	/* Percentile at any one-star fraction, even one above every tail share. */
+	static const double fractions[] = { 0.99, 0.9, 0.7, 0.5, 0.47 };
+	for (int i = 0; i < ARRAY_LEN(fractions); i++) {
+		stars_config_default(&cfg, STARS_PERCENTILE);
+		cfg.one_fraction = fractions[i];
+		cfg.two_fraction = fractions[i] / 10;
+		int t[3];
+		assert_int_equal(stars_thresholds(H_HPHP16, ARRAY_LEN(H_HPHP16), &cfg, t, NULL), 0);
+		assert_true(t[0] >= 2);
+	}
+	/* Three scores above the lowest: [1, 2, 3] stays. */
+	static const uint64_t max3[] = { 100000, 5000, 40, 1 };
+	for (int st = 0; st < 3; st++)
+		expect_default(max3, ARRAY_LEN(max3), (stars_strategy)st, 1, 2, 3);
+}
+
+/*
+ * stars_forced(): three bands whose thresholds no strategy can choose, 3 or
+ * 4 reachable scores above the lowest. The cubic all-H 8 histogram reaches
+ * 5 but only four scores above 0 (4 is a gap): forced, [2, 3, 5] under
+ * every strategy. Forced distributions give the same thresholds under every
+ * strategy and any percentile fractions.
+ */
+static void test_forced(void **state)
+{
+	(void)state;
+	static const uint64_t hpph[] = { 4, 1 };
+	static const uint64_t two[] = { 10, 5, 1 };
+	static const uint64_t max3[] = { 310, 290, 270, 250 };
+	static const uint64_t max4[] = { 10, 6, 2, 1, 1 };
+	static const uint64_t max5[] = { 10, 6, 2, 1, 1, 1 };
+	static const uint64_t from2[] = { 0, 0, 50, 40, 30, 20 }; /* 3 above the lowest, 2 */
+	static const struct {
+		const uint64_t *h;
+		int n, forced;
+		int t[3]; /* when forced */
+	} cases[] = {
+		{ hpph, ARRAY_LEN(hpph), 0, { 0 } },
+		{ two, ARRAY_LEN(two), 0, { 0 } },
+		{ max3, ARRAY_LEN(max3), 1, { 1, 2, 3 } },
+		{ max4, ARRAY_LEN(max4), 1, { 2, 3, 4 } },
+		{ max5, ARRAY_LEN(max5), 0, { 0 } },
+		{ from2, ARRAY_LEN(from2), 1, { 3, 4, 5 } },
+		{ H_CUBIC8, ARRAY_LEN(H_CUBIC8), 1, { 2, 3, 5 } },
+		{ H_HPHP16, ARRAY_LEN(H_HPHP16), 0, { 0 } },
+		{ H_HPHP20, ARRAY_LEN(H_HPHP20), 0, { 0 } },
+	};
+	for (int i = 0; i < ARRAY_LEN(cases); i++) {
+		if (stars_forced(cases[i].h, cases[i].n) != cases[i].forced)
+			fail_msg("case %d: stars_forced %d, expected %d", i,
+				 stars_forced(cases[i].h, cases[i].n), cases[i].forced);
+		if (!cases[i].forced)
+			continue;
+		for (int st = 0; st < 3; st++)
+			expect_default(cases[i].h, cases[i].n, (stars_strategy)st, cases[i].t[0],
+				       cases[i].t[1], cases[i].t[2]);
+		stars_config cfg;
+		stars_config_default(&cfg, STARS_PERCENTILE);
+		cfg.one_fraction = 0.99;
+		cfg.two_fraction = 0.001;
+		expect_thresholds(cases[i].h, cases[i].n, &cfg, cases[i].t[0], cases[i].t[1],
+				  cases[i].t[2]);
+	}
+	/* A real choice: max 5 contiguous gives different thresholds by strategy
+	 * ({0: 10, 1: 6, 2: 2, 3..5: 1}, total 21: paper one at 0 + 5/2 = 2,
+	 * two 4 -> [2, 4, 5]; percentile >=1 11/21 > 0.5, >=2 5/21 <= 0.5 -> 2,
+	 * >=3 3/21 > 0.1, >=4 2/21 <= 0.1 -> 4 -> [2, 4, 5]; geometric p = 1/21,
+	 * p^(1/3) = 0.3625: >=2 0.238 -> 2; p^(2/3) = 0.1314: >=4 0.0952 -> 4).
+	 * Not forced, yet all three agree here: forced is about room, not
+	 * agreement. */
+	for (int st = 0; st < 3; st++)
+		expect_default(max5, ARRAY_LEN(max5), (stars_strategy)st, 2, 4, 5);
+	/* Nothing to say about empty, absent or oversized distributions. */
+	static const uint64_t zeros[4] = { 0 };
+	assert_int_equal(stars_forced(NULL, 4), 0);
+	assert_int_equal(stars_forced(max3, 0), 0);
+	assert_int_equal(stars_forced(zeros, 4), 0);
+	static uint64_t wide[STARS_MAX_SCORES + 1];
+	wide[0] = 10;
+	wide[1] = wide[2] = wide[3] = 1;
+	assert_int_equal(stars_forced(wide, STARS_MAX_SCORES + 1), 0);
+	assert_int_equal(stars_forced(wide, STARS_MAX_SCORES), 1);
 }
 
 /* ---- errors ---- */
@@ -714,6 +890,8 @@ int main(void)
 		cmocka_unit_test(test_properties_random),
 		cmocka_unit_test(test_properties_gaps),
 		cmocka_unit_test(test_low_candidate_pick_regression),
+		cmocka_unit_test(test_first_step_no_star),
+		cmocka_unit_test(test_forced),
 		cmocka_unit_test(test_too_few_scores),
 		cmocka_unit_test(test_empty_distribution),
 		cmocka_unit_test(test_bad_fractions),

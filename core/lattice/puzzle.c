@@ -139,19 +139,51 @@ int lat_search_params_check(const lat_search_params *p, sf_err *err)
 
 /* ---- fitness ---- */
 
+int lat_trivial(const uint64_t hist[LAT_MAX_SCORE + 1], int max_score)
+{
+	return max_score >= 0 && max_score <= LAT_MAX_SCORE && stars_forced(hist, max_score + 1);
+}
+
+/*
+ * The domain test of lat_in_domain() with the H fraction already counted;
+ * writes the thresholds to `t` when the puzzle has three bands.
+ */
+static int in_domain(const lat_search_params *p, double hfrac,
+		     const uint64_t hist[LAT_MAX_SCORE + 1], int max_score, int t[3])
+{
+	if (stars_thresholds(hist, max_score + 1, &p->stars, t, NULL))
+		return 0; /* not every band reachable: no level at all */
+	if (p->fitness == LAT_FIT_DISTINCT)
+		return 1; /* the paper's: every puzzle with bands, trivial ones too */
+	return hfrac >= p->h_min && hfrac <= p->h_max && !lat_trivial(hist, max_score);
+}
+
+static double h_fraction(const lat_seq *seq)
+{
+	int h = 0;
+	for (int i = 0; i < seq->len; i++)
+		h += seq->h[i];
+	return (double)h / seq->len;
+}
+
+int lat_in_domain(const lat_search_params *p, const lat_seq *seq,
+		  const uint64_t hist[LAT_MAX_SCORE + 1], int max_score)
+{
+	int t[3];
+	return in_domain(p, h_fraction(seq), hist, max_score, t);
+}
+
 ga_eval lat_fitness_of(const lat_search_params *p, const lat_seq *seq,
 		       const uint64_t hist[LAT_MAX_SCORE + 1], int max_score)
 {
 	ga_eval e = { 0 };
-	int h = 0, distinct = 0;
+	int distinct = 0;
 	uint64_t total = 0;
-	for (int i = 0; i < seq->len; i++)
-		h += seq->h[i];
 	for (int s = 0; s <= max_score; s++) {
 		total += hist[s];
 		distinct += hist[s] != 0;
 	}
-	double hfrac = (double)h / seq->len;
+	double hfrac = h_fraction(seq);
 	/* Orders of magnitude between all folds and the optimal ones. */
 	double rarity = dm_log10((double)total / (double)hist[max_score]);
 	e.desc[0] = hfrac;
@@ -162,9 +194,8 @@ ga_eval lat_fitness_of(const lat_search_params *p, const lat_seq *seq,
 		return e;
 	}
 	int t[3];
-	if (hfrac < p->h_min || hfrac > p->h_max ||
-	    stars_thresholds(hist, max_score + 1, &p->stars, t, NULL))
-		return e; /* outside the window, or not every band reachable: 0 */
+	if (!in_domain(p, hfrac, hist, max_score, t))
+		return e; /* outside the window, no three bands, or trivial: 0 */
 	if (p->fitness == LAT_FIT_RARE_OPTIMUM) {
 		/* Ties among unique optima are common: the rarity of the runner-up
 		 * folds (scoring at least the second-best reachable score), scaled
@@ -200,7 +231,7 @@ typedef struct lat_evaluator {
 	const uint8_t *genomes;
 	size_t n;
 	ga_eval *out;
-	uint8_t *rateable;           /* when set: 1 where the puzzle has three star bands */
+	uint8_t *in_domain;          /* when set: 1 where the puzzle can be a level */
 	const lat_eval_cache *cache; /* when set: consulted first, fed full evaluations */
 } lat_evaluator;
 
@@ -232,10 +263,8 @@ static int eval_item(void *arg, size_t i)
 	if (max < 0)
 		max = lat_db_histogram(ev->db, &seq, hist);
 	ev->out[i] = lat_fitness_of(ev->p, &seq, hist, max);
-	if (ev->rateable) {
-		int t[3];
-		ev->rateable[i] = stars_thresholds(hist, max + 1, &ev->p->stars, t, NULL) == 0;
-	}
+	if (ev->in_domain)
+		ev->in_domain[i] = (uint8_t)lat_in_domain(ev->p, &seq, hist, max);
 	return 0;
 }
 
@@ -330,13 +359,13 @@ static int run_exhaustive(lat_evaluator *ev, const lat_search_opts *opts, size_t
 	top_list top = { .cap = count, .len = len };
 	uint8_t *batch = malloc(per * len);
 	ga_eval *evals = malloc(per * sizeof *evals);
-	uint8_t *rateable = malloc(per);
-	ev->rateable = rateable;
+	uint8_t *in_dom = malloc(per);
+	ev->in_domain = in_dom;
 	top.genomes = malloc(count * len);
 	top.evals = malloc(count * sizeof *top.evals);
 	out->series = calloc((size_t)chunks, sizeof *out->series);
 	int rc = 0;
-	if (!batch || !evals || !rateable || !top.genomes || !top.evals || !out->series) {
+	if (!batch || !evals || !in_dom || !top.genomes || !top.evals || !out->series) {
 		rc = sf_err_set(err, SF_ENOMEM, "out of memory for the exhaustive search");
 		goto done;
 	}
@@ -355,7 +384,7 @@ static int run_exhaustive(lat_evaluator *ev, const lat_search_opts *opts, size_t
 			goto done;
 		for (uint64_t k = 0; k < n; k++) {
 			sum += evals[k].fitness;
-			if (rateable[k]) /* only puzzles with three bands are levels */
+			if (in_dom[k]) /* only puzzles inside the domain are levels */
 				top_offer(&top, batch + k * len, &evals[k]);
 		}
 		out->evaluations += n;
@@ -384,10 +413,10 @@ static int run_exhaustive(lat_evaluator *ev, const lat_search_opts *opts, size_t
 	top.genomes = NULL;
 	top.evals = NULL;
 done:
-	ev->rateable = NULL;
+	ev->in_domain = NULL;
 	free(batch);
 	free(evals);
-	free(rateable);
+	free(in_dom);
 	free(top.genomes);
 	free(top.evals);
 	return rc;
@@ -397,8 +426,9 @@ done:
 
 /*
  * Evaluates the puzzle with canonical genome `genome` in full into `lv`.
- * Returns 1 when it carries three star bands, 0 when it does not (no
- * level), or a negative code.
+ * Returns 1 when it is inside the fitness's domain (three star bands, and
+ * for the better fitnesses the H window and no trivial stars), 0 when it is
+ * not (no level), or a negative code.
  */
 static int make_level(const lat_search_params *p, const lat_db *db, const uint8_t *genome,
 		      const ga_eval *fit, int cell, lat_level *lv, sf_err *err)
@@ -410,8 +440,8 @@ static int make_level(const lat_search_params *p, const lat_db *db, const uint8_
 	int rc = lat_db_evaluate(db, &lv->seq, &lv->eval, err);
 	if (rc)
 		return rc;
-	return stars_thresholds(lv->eval.hist, lv->eval.max_score + 1, &p->stars, lv->thresholds,
-				NULL) == 0;
+	return in_domain(p, h_fraction(&lv->seq), lv->eval.hist, lv->eval.max_score,
+			 lv->thresholds);
 }
 
 /* True when `out` already holds the puzzle with canonical genome `c`. */
@@ -490,19 +520,49 @@ int lat_search_run(const lat_search_params *p, const lat_search_opts *opts, lat_
 		canonical(gr.genomes + i * gr.length, gr.length, c);
 		if (has_level(out, c, gr.length))
 			continue;
-		/* A puzzle without three star bands is no level (docs/stars.md). */
-		int kept = make_level(p, db, c, &gr.evals[i], gr.cells ? gr.cells[i] : -1,
-				      &out->levels[out->count], err);
-		if (kept < 0)
+		/* A better fitness is 0 exactly outside its domain: no level, and
+		 * no full evaluation needed to tell. MAP-Elites keeps such puzzles
+		 * in cells no puzzle inside the domain reached: stepping stones of
+		 * the search, never levels. */
+		if (p->fitness != LAT_FIT_DISTINCT && !(gr.evals[i].fitness > 0))
+			continue;
+		/* Nor is any other puzzle outside the domain (docs/stars.md). */
+		lat_level *lv = &out->levels[out->count];
+		int kept = make_level(p, db, c, &gr.evals[i], gr.cells ? gr.cells[i] : -1, lv, err);
+		if (kept < 0) {
 			rc = kept;
-		else
-			out->count += (size_t)kept;
+			break;
+		}
+		/*
+		 * distinct_scores keeps trivial puzzles (the paper's length 8 has
+		 * nothing else) but only as a last resort: once a level with a
+		 * real choice of stars is in, a trivial one ends the list. It
+		 * cannot be followed by a better one: the ranking is by distinct
+		 * scores, at most 5 for a trivial puzzle (0 and three or four
+		 * above) and at least 6 for any other.
+		 */
+		if (kept && out->count && lat_trivial(lv->eval.hist, lv->eval.max_score) &&
+		    !lat_trivial(out->levels[0].eval.hist, out->levels[0].eval.max_score))
+			break;
+		out->count += (size_t)kept;
 	}
-	if (!rc && !out->count && gr.status == GA_COMPLETED)
-		rc = sf_err_set(err, SF_ERANGE,
-				"no puzzle found with three reachable star bands (%llu sequences "
-				"evaluated); try a longer chain or another fitness",
+	if (!rc && !out->count && gr.status == GA_COMPLETED) {
+		if (p->fitness == LAT_FIT_DISTINCT)
+			rc = sf_err_set(err, SF_ERANGE,
+					"no puzzle found with three reachable star bands (%llu "
+					"sequences evaluated); try a longer chain",
+					(unsigned long long)gr.evaluations);
+		else
+			rc = sf_err_set(
+				err, SF_ERANGE,
+				"no puzzle found in the domain of %s (H fraction in [%g, %g] "
+				"and at least %d reachable scores above 0, so that the stars "
+				"are not trivial; %llu sequences evaluated); try a longer "
+				"chain (square 11 or more, cubic 10 or more), a wider H "
+				"window or distinct_scores",
+				lat_fitness_name(p->fitness), p->h_min, p->h_max, STARS_FREE_SCORES,
 				(unsigned long long)gr.evaluations);
+	}
 	if (!rc) {
 		out->status = gr.status;
 		out->series = gr.series;

@@ -17,10 +17,21 @@
  *  - LAT_FIT_STAR_LADDER ("star_ladder"): easy to start and hard to master.
  *    log10 of how many times rarer three stars are than one star, scaled
  *    down when fewer than `start_share` of all folds reach one star.
- * The two better fitnesses are 0 unless every star band is reachable (three
- * thresholds exist) and the H fraction lies in [h_min, h_max]; without that
- * window both would drift to H-rich chains too. docs/lattice-search.md
- * argues for each.
+ * The two better fitnesses have a domain, and are 0 outside it: the H
+ * fraction lies in [h_min, h_max] (without that window both would drift to
+ * H-rich chains too) and the puzzle is not trivial, i.e. its star
+ * thresholds are not forced (stars_forced(): at least STARS_FREE_SCORES
+ * reachable scores above 0; on the square lattice a best score of 5 or
+ * more). A trivial puzzle's thresholds are [1, 2, 3] or [2, 3, 4] under
+ * every strategy, so a fitness that measures a strategy's stars would
+ * measure nothing there, and star_ladder preferred exactly those puzzles
+ * under geometric stars. The paper's distinct_scores keeps every puzzle
+ * with three star bands, trivial ones included (at square length 8 all of
+ * them are), and ranks trivial ones last. docs/lattice-search.md argues
+ * for each.
+ *
+ * Levels: every algorithm returns only puzzles inside its fitness's domain
+ * (lat_in_domain()), so a search may return fewer levels than `count`.
  *
  * MAP-Elites descriptors: the H fraction, and the rarity of the best score
  * normalised to [0, 1] (log(total / optimal) / log(total)).
@@ -125,16 +136,38 @@ int lat_parse_algorithm(const char *name, lat_algorithm *out, sf_err *err);
 
 /*
  * The fitness and descriptors of a sequence with histogram `hist` (scores
- * 0..max_score). Pure; the definition of every fitness lives here.
+ * 0..max_score). Pure; the definition of every fitness lives here. For
+ * rare_optimum and star_ladder the fitness is positive exactly inside the
+ * domain (lat_in_domain()) and 0 outside it.
  */
 ga_eval lat_fitness_of(const lat_search_params *p, const lat_seq *seq,
 		       const uint64_t hist[LAT_MAX_SCORE + 1], int max_score);
 
 /*
+ * 1 when the sequence with histogram `hist` (scores 0..max_score) can be a
+ * level of the search `p`: it carries three star bands under p->stars and,
+ * for rare_optimum and star_ladder, its H fraction lies in [h_min, h_max]
+ * and it is not trivial (lat_trivial()). 0 otherwise. Pure.
+ */
+int lat_in_domain(const lat_search_params *p, const lat_seq *seq,
+		  const uint64_t hist[LAT_MAX_SCORE + 1], int max_score);
+
+/*
+ * 1 when the puzzle with histogram `hist` is trivial: its star thresholds
+ * are forced, the same under every strategy (stars_forced(): 3 or 4
+ * reachable scores above 0, so [1, 2, 3] or [2, 3, 4] on the square
+ * lattice). 0 when it has no three bands or when a strategy has a choice.
+ */
+int lat_trivial(const uint64_t hist[LAT_MAX_SCORE + 1], int max_score);
+
+/*
  * Runs the search `p` describes. Levels are the best `count` distinct
- * puzzles (up to reversal) that carry three star bands. Returns 0 (also
- * when cancelled or timed out: see out->status), SF_ERANGE when no puzzle
- * found has three bands in a completed run (a stopped one returns what it
+ * puzzles (up to reversal) inside the fitness's domain (lat_in_domain():
+ * three star bands, and for the two better fitnesses the H window and no
+ * trivial stars); fewer when the search found fewer (MAP-Elites: its
+ * archive cells whose elite is inside the domain). Returns 0 (also when
+ * cancelled or timed out: see out->status), SF_ERANGE when no puzzle found
+ * is inside the domain in a completed run (a stopped one returns what it
  * has, possibly nothing), or another negative code with `err` set; out is then
  * empty. The same params and seed give the same result for any thread count
  * and with or without a warm database. Free with lat_search_result_free().
