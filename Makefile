@@ -99,8 +99,10 @@ bench: deps
 	@sh scripts/deps.sh bench
 	@sh scripts/deps.sh test
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/bench_lattice $(BUILD)/bench/bench_search \
-		$(BUILD)/bench/bench_racetrack $(BUILD)/bench/bench_digger $(BUILD)/bench/bare_mhd
+		$(BUILD)/bench/bench_racetrack $(BUILD)/bench/bench_digger $(BUILD)/bench/bare_mhd \
+		$(BUILD)/bench/bench_estimate
 	$(BUILD)/bench/bench_lattice
+	$(BUILD)/bench/bench_estimate
 	$(BUILD)/bench/bench_search
 	$(BUILD)/bench/bench_racetrack
 	$(BUILD)/bench/bench_digger
