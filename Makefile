@@ -100,9 +100,10 @@ bench: deps
 	@sh scripts/deps.sh test
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/bench_lattice $(BUILD)/bench/bench_search \
 		$(BUILD)/bench/bench_racetrack $(BUILD)/bench/bench_digger $(BUILD)/bench/bare_mhd \
-		$(BUILD)/bench/bench_estimate
+		$(BUILD)/bench/bench_estimate $(BUILD)/bench/bench_optimum
 	$(BUILD)/bench/bench_lattice
 	$(BUILD)/bench/bench_estimate
+	$(BUILD)/bench/bench_optimum
 	$(BUILD)/bench/bench_search
 	$(BUILD)/bench/bench_racetrack
 	$(BUILD)/bench/bench_digger
@@ -295,5 +296,6 @@ $(BUILD)/%.o: %.c
 -include $(CORE_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(GEN_OBJ:.o=.d) $(TESTS:=.d) \
 	$(FUZZ_ENTRY_OBJ:.o=.d) $(wildcard $(FUZZ_OUT)/*/*.d $(FUZZ_OUT)/*/*/*.d) \
 	$(wildcard $(FUZZ_COV)/*/*.d $(FUZZ_COV)/*/*/*.d) \
-	$(BUILD)/bench/bench_lattice.d $(BUILD)/bench/bench_search.d $(BUILD)/bench/bench_racetrack.d \
+	$(BUILD)/bench/bench_lattice.d $(BUILD)/bench/bench_estimate.d $(BUILD)/bench/bench_optimum.d \
+	$(BUILD)/bench/bench_search.d $(BUILD)/bench/bench_racetrack.d \
 	$(BUILD)/bench/bench_digger.d
