@@ -29,33 +29,10 @@
 #include "lattice/puzzle.h"
 #include "lattice/puzzle_json.h"
 #include "lattice_support.h"
+#include "puzzle_support.h"
 #include "support.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
-#define TEST_THREADS 2
-
-/* The square length-16 database most tests share, built on first use. */
-static lat_db *warm16;
-
-static const lat_db *db16(void)
-{
-	if (!warm16) {
-		lat_opts o = { .threads = TEST_THREADS, .budget = 0 };
-		sf_err err = { 0 };
-		warm16 = lat_db_build(LAT_SQUARE, 16, &o, &err);
-		if (!warm16)
-			fail_msg("lat_db_build(square, 16): %s", err.msg);
-	}
-	return warm16;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	lat_db_free(warm16);
-	warm16 = NULL;
-	return 0;
-}
 
 /* ---- helpers ---- */
 
