@@ -261,7 +261,7 @@ static void test_lattice_levels(void **state)
 		{ "lattice", 1, "{\"length\":12,\"population\":10,\"generations\":4}" },
 		{ "lattice", 2, "{\"length\":16,\"population\":10,\"generations\":3}" },
 		{ "lattice", 3,
-		  "{\"length\":10,\"algorithm\":\"exhaustive\",\"fitness\":\"star_ladder\","
+		  "{\"length\":12,\"algorithm\":\"exhaustive\",\"fitness\":\"star_ladder\","
 		  "\"count\":3}" },
 		{ "lattice", 4,
 		  "{\"lattice\":\"cubic\",\"length\":10,\"population\":8,\"generations\":3}" },
