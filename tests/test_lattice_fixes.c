@@ -91,16 +91,6 @@ static lat_search_params params_of(int len, lat_algorithm alg, lat_fitness fit, 
 	return p;
 }
 
-static lat_search_opts opts_of(uint64_t seed, int threads, const lat_db *db)
-{
-	lat_search_opts o;
-	memset(&o, 0, sizeof o);
-	o.seed = seed;
-	o.threads = threads;
-	o.db = db;
-	return o;
-}
-
 /* ---- 1. the first star is never a single contact ---- */
 
 /*

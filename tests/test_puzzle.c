@@ -49,16 +49,6 @@ static lat_search_params params_of(lat_kind kind, int len, lat_algorithm alg, la
 	return p;
 }
 
-static lat_search_opts opts_of(uint64_t seed, int threads, const lat_db *db)
-{
-	lat_search_opts o;
-	memset(&o, 0, sizeof o);
-	o.seed = seed;
-	o.threads = threads;
-	o.db = db;
-	return o;
-}
-
 static void search_ok(const lat_search_params *p, const lat_search_opts *o, lat_search_result *res)
 {
 	sf_err err = { 0 };

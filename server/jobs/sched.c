@@ -272,6 +272,16 @@ static int outbox_write(store *st, const char *id, const store_fence *f, store_e
 	return 0;
 }
 
+/* Hands job j's unsent events over (to an op for the store thread); *n their count. */
+static store_event *outbox_take(job_rt *j, int *n)
+{
+	store_event *events = j->outbox;
+	*n = j->noutbox;
+	j->outbox = NULL;
+	j->noutbox = j->outbox_cap = 0;
+	return events;
+}
+
 static void outbox_free(store_event *events, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -653,10 +663,7 @@ static void job_settle(sched *s, job_rt *j)
 	}
 	j->recording = 1;
 	ro->j = j;
-	ro->events = j->outbox; /* the store thread's now */
-	ro->nevents = j->noutbox;
-	j->outbox = NULL;
-	j->noutbox = j->outbox_cap = 0;
+	ro->events = outbox_take(j, &ro->nevents);
 	ro->op.run = record_run;
 	ro->op.done = record_done;
 	ro->op.writes = STOREQ_WRITE;
@@ -854,10 +861,7 @@ static void on_heartbeat(uv_timer_t *t)
 		snprintf(h->id, sizeof h->id, "%s", j->id);
 		h->fence = j->fence;
 		h->progress = j->shown;
-		h->events = j->outbox; /* the store thread's now */
-		h->nevents = j->noutbox;
-		j->outbox = NULL;
-		j->noutbox = j->outbox_cap = 0;
+		h->events = outbox_take(j, &h->nevents);
 		h->op.run = heartbeat_run;
 		h->op.done = heartbeat_done;
 		h->op.writes = STOREQ_WRITE;
