@@ -100,11 +100,13 @@ bench: deps
 	@sh scripts/deps.sh test
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/bench_lattice $(BUILD)/bench/bench_search \
 		$(BUILD)/bench/bench_racetrack $(BUILD)/bench/bench_digger $(BUILD)/bench/bare_mhd \
-		$(BUILD)/bench/bench_estimate $(BUILD)/bench/bench_optimum
+		$(BUILD)/bench/bench_estimate $(BUILD)/bench/bench_optimum \
+		$(BUILD)/bench/bench_difficulty
 	$(BUILD)/bench/bench_lattice
 	$(BUILD)/bench/bench_estimate
 	$(BUILD)/bench/bench_optimum
 	$(BUILD)/bench/bench_search
+	$(BUILD)/bench/bench_difficulty
 	$(BUILD)/bench/bench_racetrack
 	$(BUILD)/bench/bench_digger
 	sh bench/http_bench.sh $(BIN) $(BUILD)/bench/bare_mhd
@@ -297,5 +299,5 @@ $(BUILD)/%.o: %.c
 	$(FUZZ_ENTRY_OBJ:.o=.d) $(wildcard $(FUZZ_OUT)/*/*.d $(FUZZ_OUT)/*/*/*.d) \
 	$(wildcard $(FUZZ_COV)/*/*.d $(FUZZ_COV)/*/*/*.d) \
 	$(BUILD)/bench/bench_lattice.d $(BUILD)/bench/bench_estimate.d $(BUILD)/bench/bench_optimum.d \
-	$(BUILD)/bench/bench_search.d $(BUILD)/bench/bench_racetrack.d \
+	$(BUILD)/bench/bench_search.d $(BUILD)/bench/bench_difficulty.d $(BUILD)/bench/bench_racetrack.d \
 	$(BUILD)/bench/bench_digger.d

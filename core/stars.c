@@ -12,6 +12,8 @@
 
 #include <string.h>
 
+#include "dmath.h"
+
 typedef struct stars_view {
 	int n;              /* reachable scores above the lowest */
 	const int *s;       /* those scores, increasing */
@@ -22,6 +24,7 @@ static const char *const strategy_names[] = {
 	[STARS_PAPER] = "paper",
 	[STARS_PERCENTILE] = "percentile",
 	[STARS_GEOMETRIC] = "geometric",
+	[STARS_SOLVER] = "solver",
 };
 
 void stars_config_default(stars_config *cfg, stars_strategy strategy)
@@ -33,7 +36,8 @@ void stars_config_default(stars_config *cfg, stars_strategy strategy)
 
 int stars_parse_strategy(const char *name, stars_strategy *out, sf_err *err)
 {
-	for (size_t i = 0; i < sizeof strategy_names / sizeof strategy_names[0]; i++) {
+	/* Histogram strategies only: STARS_SOLVER needs a kind's solver (stars.h). */
+	for (size_t i = 0; i < STARS_SOLVER; i++) {
 		if (name && strcmp(name, strategy_names[i]) == 0) {
 			*out = (stars_strategy)i;
 			return 0;
@@ -162,6 +166,10 @@ int stars_thresholds(const uint64_t *counts, int nscores, const stars_config *cf
 		pick[0] = first_cubed_at_most(&v, tail[n - 1]);
 		pick[1] = first_cubed_at_most(&v, tail[n - 1] * tail[n - 1]);
 		break;
+	case STARS_SOLVER:
+		return sf_err_set(err, SF_EINVAL,
+				  "star strategy solver places thresholds from solver success "
+				  "(stars_thresholds_success()), not from a histogram alone");
 	default:
 		return sf_err_set(err, SF_EINVAL, "unknown star strategy %d", (int)cfg->strategy);
 	}
@@ -191,6 +199,79 @@ int stars_thresholds(const uint64_t *counts, int nscores, const stars_config *cf
 		pick[0] = pick[1] - 1;
 	for (int k = 0; k < 3; k++)
 		thresholds[k] = scores[pick[k]];
+	return 0;
+}
+
+/* ln(p / (1 - p)) for p in (0, 1). */
+static double log_odds(double p)
+{
+	return dm_log(p / (1 - p));
+}
+
+double stars_success_distance(int hits, int runs, double target)
+{
+	double p = ((double)hits + 0.5) / ((double)runs + 1);
+	double d = log_odds(p) - log_odds(target);
+	return d < 0 ? -d : d;
+}
+
+/*
+ * The solver rule: every pair (one, two) of candidates strictly between
+ * `first` and the best is tried, the nearest to the targets kept. Score
+ * ranges are short (a few dozen scores), so the quadratic scan is cheap.
+ */
+int stars_thresholds_success(const uint64_t *counts, int nscores, const int *hits, int runs,
+			     int thresholds[3], sf_err *err)
+{
+	if (!counts || !hits || nscores <= 0)
+		return sf_err_set(err, SF_EINVAL, "empty score distribution");
+	if (nscores > STARS_MAX_SCORES)
+		return sf_err_set(err, SF_EINVAL,
+				  "score distribution has %d scores (allowed: 1..%d)", nscores,
+				  STARS_MAX_SCORES);
+	if (runs < 1)
+		return sf_err_set(err, SF_EINVAL, "solver runs %d is out of range (allowed: 1..)",
+				  runs);
+	int lowest = -1, n = 0;
+	for (int s = 0; s < nscores; s++) {
+		if (hits[s] < 0 || hits[s] > runs || (s && hits[s] > hits[s - 1]))
+			return sf_err_set(err, SF_EINVAL,
+					  "solver hits at score %d: %d (allowed: 0..%d runs, "
+					  "non-increasing in the score)",
+					  s, hits[s], runs);
+		if (counts[s] && lowest < 0)
+			lowest = s;
+		else if (counts[s])
+			n++;
+	}
+	if (lowest < 0)
+		return sf_err_set(err, SF_EINVAL, "score distribution has no solutions");
+	if (n < 3)
+		return sf_err_set(err, SF_ERANGE,
+				  "only %d reachable score%s above the lowest (%d); three star "
+				  "thresholds need at least 3",
+				  n, n == 1 ? "" : "s", lowest);
+	int scores[nscores], i = 0;
+	for (int s = lowest + 1; s < nscores; s++)
+		if (counts[s])
+			scores[i++] = s;
+	int first = n >= 4 ? 1 : 0, one = first, two = first + 1;
+	double best = -1;
+	for (int a = first; a + 2 < n; a++) {
+		double da = stars_success_distance(hits[scores[a]], runs, STARS_SOLVER_ONE);
+		for (int b = a + 1; b + 1 < n; b++) {
+			double d = da +
+				   stars_success_distance(hits[scores[b]], runs, STARS_SOLVER_TWO);
+			if (best < 0 || d <= best) {
+				best = d;
+				one = a;
+				two = b;
+			}
+		}
+	}
+	thresholds[0] = scores[one];
+	thresholds[1] = scores[two];
+	thresholds[2] = scores[n - 1];
 	return 0;
 }
 

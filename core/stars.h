@@ -35,6 +35,16 @@
  *    solutions is optimal, one star is reached by at most p^(1/3) of them and
  *    two by at most p^(2/3), so each star is about equally many times rarer
  *    than the one before whatever the shape of the distribution.
+ *  - STARS_SOLVER: by difficulty, not rarity (issue 15). A kind with a
+ *    reference solver runs it many times and counts, for each score, the
+ *    runs whose best reached it; stars_thresholds_success() then puts one
+ *    star where about STARS_SOLVER_ONE of the runs succeed and two where
+ *    about STARS_SOLVER_TWO do (closest in log-odds), three at the best.
+ *    The three targets (0.75, 0.25, 0.04) are evenly spaced in log-odds: the
+ *    odds of earning each star are about a ninth of the star's below.
+ *    stars_thresholds() refuses this strategy (a histogram alone cannot
+ *    place it), and stars_parse_strategy() does not accept its name: a kind
+ *    that has a solver parses "solver" itself (the lattice's params do).
  */
 #ifndef SF_STARS_H
 #define SF_STARS_H
@@ -57,7 +67,28 @@ typedef enum stars_strategy {
 	STARS_PAPER,
 	STARS_PERCENTILE,
 	STARS_GEOMETRIC,
+	STARS_SOLVER,
 } stars_strategy;
+
+/*
+ * STARS_SOLVER's targets: the share of solver runs that should reach one,
+ * two and three stars. Log-odds ln(p / (1 - p)): 1.10, -1.10, -3.18, steps
+ * of 2.2 (docs/stars.md). THREE is no target of the rule (three stars are
+ * the best score) but of fitnesses that rank puzzles by their ladder.
+ */
+#define STARS_SOLVER_ONE 0.75
+#define STARS_SOLVER_TWO 0.25
+#define STARS_SOLVER_THREE 0.04
+/*
+ * The bands around them that issue 15 sets as its goal for "most", "some"
+ * and "few" runs: one star reached by at least 0.6 of the runs, two by
+ * 0.15 to 0.4, three by at most 0.1. Fitnesses that rank puzzles by their
+ * ladder (lattice solver_ladder) penalise success outside them.
+ */
+#define STARS_SOLVER_ONE_MIN 0.6
+#define STARS_SOLVER_TWO_MIN 0.15
+#define STARS_SOLVER_TWO_MAX 0.4
+#define STARS_SOLVER_THREE_MAX 0.1
 
 typedef struct stars_config {
 	stars_strategy strategy;
@@ -95,6 +126,31 @@ const char *stars_strategy_name(stars_strategy strategy);
  */
 int stars_thresholds(const uint64_t *counts, int nscores, const stars_config *cfg,
 		     int thresholds[3], sf_err *err);
+
+/*
+ * STARS_SOLVER's thresholds for the distribution `counts[0..nscores-1]`
+ * (which scores are reachable) and a solver's success: hits[s] of `runs`
+ * runs reached score s or more (s = 0..nscores-1, non-increasing). Three
+ * stars at the best reachable score; one and two at the pair of reachable
+ * scores in between (with four or more reachable scores above the lowest,
+ * never the first of them: the rules of stars_thresholds()) whose success
+ * is closest to STARS_SOLVER_ONE and STARS_SOLVER_TWO, the sum of
+ * stars_success_distance() being smallest; ties go to the higher scores.
+ * Returns 0, SF_EINVAL for an empty distribution, runs < 1 or hits out of
+ * [0, runs] or increasing, SF_ERANGE as stars_thresholds(); `thresholds`
+ * is untouched on failure. Pure and deterministic (no libm).
+ */
+int stars_thresholds_success(const uint64_t *counts, int nscores, const int *hits, int runs,
+			     int thresholds[3], sf_err *err);
+
+/*
+ * How far `hits` successes in `runs` runs are from the success rate
+ * `target` in (0, 1): |logit((hits + 1/2) / (runs + 1)) - logit(target)|,
+ * the half run keeping 0 and `runs` finite (0 of 64 reads as 0.008, 64 of
+ * 64 as 0.992). Log-odds, because a step from 0.9 to 0.99 is as big a
+ * change in difficulty as one from 0.5 to 0.9. Deterministic (dmath.h).
+ */
+double stars_success_distance(int hits, int runs, double target);
 
 /*
  * 1 when `counts[0..nscores-1]` carries three star bands whose thresholds

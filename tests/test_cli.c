@@ -292,14 +292,23 @@ static void test_bad_input(void **state)
 		{ { "evaluate", "", NULL }, { "empty", "length 0", NULL } },
 		{ { "evaluate", "hphp", NULL }, { "'h'", "\"h\"", "lower", NULL } },
 		{ { "evaluate", "HPX", NULL }, { "X", NULL } },
-		{ { "evaluate", "HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH", NULL }, { "33", NULL } },
+		{ { "evaluate",
+		    "HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH", NULL },
+		  { "65", "64", NULL } },
+		{ { "evaluate", "--lattice", "cubic",
+		    "HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH", NULL },
+		  { "49", "48", NULL } },
+		{ { "evaluate", "--method", "guess", "HPHP", NULL }, { "guess", NULL } },
+		{ { "evaluate", "--seed", "-1", "HPHP", NULL }, { "-1", NULL } },
+		{ { "evaluate", "--steps", "0", "HPHP", NULL }, { "--steps", NULL } },
+		{ { "evaluate", "--moves", "lots", "HPHP", NULL }, { "lots", NULL } },
 		{ { "evaluate", "--lattice", "hexagonal", "HPHP", NULL }, { "hexagonal", NULL } },
 		{ { "evaluate", "--stars", "bogus", "HPHP", NULL }, { "bogus", NULL } },
 		{ { "evaluate", "--engine", "warp", "HPHP", NULL }, { "warp", NULL } },
 		{ { "evaluate", "--threads", "0", "HPHP", NULL }, { "threads", NULL } },
 		{ { "evaluate", "--threads", "abc", "HPHP", NULL }, { "abc", NULL } },
 		{ { "evaluate", "--threads=-3", "HPHP", NULL }, { "-3", NULL } },
-		{ { "evaluate", "--budget", "1000", "HPHPPHHPHPPHPHHP", NULL },
+		{ { "evaluate", "--method", "exact", "--budget", "1000", "HPHPPHHPHPPHPHHP", NULL },
 		  { "budget", NULL } },
 		{ { "evaluate", NULL }, { "sequence", NULL } },
 		{ { "evaluate", "HPHP", "PPHH", NULL }, { "PPHH", "more than one", "two", NULL } },
@@ -316,12 +325,12 @@ static void test_bad_input(void **state)
 	expect_usage_error(&uploaded, NAMES_ALL);
 }
 
-/* The budget refusal states the limit it was held to. */
+/* The exact method's budget refusal states the limit it was held to. */
 static void test_budget_message(void **state)
 {
 	(void)state;
 	run_result res;
-	RUN(&res, "evaluate", "--budget", "1000", "HPHPPHHPHPPHPHHP");
+	RUN(&res, "evaluate", "--method", "exact", "--budget", "1000", "HPHPPHHPHPPHPHHP");
 	assert_int_equal(res.status, 2);
 	assert_int_equal(res.out_len, 0);
 	if (!strstr(res.err, "1000") && !strstr(res.err, "1e+03") && !strstr(res.err, "1e3"))
@@ -332,6 +341,22 @@ static void test_budget_message(void **state)
 	RUN(&res, "evaluate", "--budget", "1e6", "HPHPPHHPHPPHPHHP");
 	json_t *doc = expect_json(&res);
 	assert_int_equal(get_int(doc, "conformations"), 802075);
+	json_decref(doc);
+	run_free(&res);
+
+	/* Past the budget, auto (the default) estimates instead: the best fold
+	 * of this chain is 6 contacts (exact enumeration, above), which the
+	 * optimum search proves, and the estimated total is within 10 % of
+	 * 802075. */
+	RUN(&res, "evaluate", "--budget", "1000", "--steps", "2e6", "HPHPPHHPHPPHPHHP");
+	doc = expect_json(&res);
+	assert_string_equal(json_string_value(json_object_get(doc, "method")), "estimate");
+	json_t *opt = json_object_get(doc, "optimum");
+	assert_int_equal(json_integer_value(json_object_get(opt, "score")), 6);
+	assert_true(json_is_true(json_object_get(opt, "proven")));
+	double total = json_number_value(json_object_get(doc, "conformations"));
+	if (!(total > 0.9 * 802075 && total < 1.1 * 802075))
+		fail_msg("estimated total %g is not within 10 %% of 802075", total);
 	json_decref(doc);
 	run_free(&res);
 }

@@ -769,6 +769,9 @@ typedef struct bad_body {
 /* The limits as text, for messages that name them. */
 #define STR_(x) #x
 #define STR(x) STR_(x)
+/* LAT_MAX_SCORE is an expression (2 L + 1); its value spelled out. */
+#define MAX_SCORE_TEXT "129"
+_Static_assert(LAT_MAX_SCORE == 129, "MAX_SCORE_TEXT spells LAT_MAX_SCORE");
 
 #define LEVEL(puzzle, stars) "{\"kind\": \"lattice\", \"puzzle\": " puzzle ", \"stars\": " stars "}"
 #define PUZZLE "{\"lattice\": \"square\", \"length\": 4, \"sequence\": \"HPPH\"}"
@@ -813,10 +816,10 @@ static void test_bad_bodies(void **state)
 		  "an array of another length" },
 		{ WITH("\"sequence\": \"HPPH\", \"lattice\": \"square\", \"thresholds\": [0, 2, "
 		       "3]"),
-		  "thresholds[0]: must be an integer 1.." STR(LAT_MAX_SCORE) " (HH contacts)" },
+		  "thresholds[0]: must be an integer 1.." MAX_SCORE_TEXT " (HH contacts)" },
 		{ WITH("\"sequence\": \"HPPH\", \"lattice\": \"square\", \"thresholds\": [1, 2.0, "
 		       "3]"),
-		  "thresholds[1]: must be an integer 1.." STR(LAT_MAX_SCORE) },
+		  "thresholds[1]: must be an integer 1.." MAX_SCORE_TEXT },
 		{ WITH("\"sequence\": \"HPPH\", \"lattice\": \"square\", \"thresholds\": [1, 3, "
 		       "3]"),
 		  "thresholds[2]: 3 must be above thresholds[1] (3): more stars need more "

@@ -9,7 +9,8 @@
  *    its maximum, the heuristic alone must reach it, and the bound must
  *    never be below it;
  *  - the check operation (lat_fold_check) for every fold of up to
- *    LAT_MAX_LEN residues, and a walker written here (coordinates,
+ *    LAT_MAX_LEN residues, and a walker of the tests (replay_fold() in
+ *    lattice_support.h: coordinates,
  *    pairwise contacts) for every fold of any length: each returned fold is
  *    a conformation of the chain and scores exactly what the result claims;
  *  - published optima (copied from the oracle notes, not read from them):
@@ -45,40 +46,10 @@ static lat_opt_chain chain_of(const char *text)
 	return c;
 }
 
-/* Replays `fold` with coordinates; its contacts, or -1 when it is not a conformation. */
-static int replay(lat_kind kind, const lat_opt_chain *c, const char *fold)
-{
-	static const char letters[] = "RLUDFB";
-	int p[LAT_OPT_MAX_LEN][3];
-	memset(p, 0, sizeof p);
-	if ((int)strlen(fold) != c->len - 1)
-		return -1;
-	for (int k = 1; k < c->len; k++) {
-		const char *at = strchr(letters, fold[k - 1]);
-		if (!at || (kind == LAT_SQUARE && at - letters >= 4))
-			return -1;
-		int d = (int)(at - letters);
-		memcpy(p[k], p[k - 1], sizeof p[k]);
-		p[k][d / 2] += d % 2 ? -1 : 1;
-		for (int j = 0; j < k; j++)
-			if (!memcmp(p[j], p[k], sizeof p[k]))
-				return -1;
-	}
-	int score = 0;
-	for (int i = 0; i < c->len; i++)
-		for (int j = i + 2; j < c->len; j++)
-			if (c->h[i] && c->h[j] &&
-			    abs(p[i][0] - p[j][0]) + abs(p[i][1] - p[j][1]) +
-					    abs(p[i][2] - p[j][2]) ==
-				    1)
-				score++;
-	return score;
-}
-
 /* The result's fold is valid and scores res->score, by both checkers. */
 static void assert_fold_scores(lat_kind kind, const lat_opt_chain *c, const lat_optimum_result *res)
 {
-	int mine = replay(kind, c, res->fold);
+	int mine = replay_fold(kind, c->h, c->len, res->fold);
 	if (mine != res->score)
 		fail_msg("fold %s replays to %d, result claims %d", res->fold, mine, res->score);
 	if (c->len <= LAT_MAX_LEN) {

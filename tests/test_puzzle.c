@@ -1130,8 +1130,12 @@ static void test_params_invalid(void **state)
 	(void)state;
 	static const bad_params cases[] = {
 		{ "{\"length\": 3}", "length" },
-		{ "{\"length\": 21}", "length" },
-		{ "{\"length\": 15, \"lattice\": \"cubic\"}", "length" },
+		{ "{\"length\": 21, \"method\": \"exact\"}", "length" },
+		{ "{\"length\": 15, \"lattice\": \"cubic\", \"method\": \"exact\"}", "length" },
+		{ "{\"length\": 65}", "length" },
+		{ "{\"length\": 49, \"lattice\": \"cubic\"}", "length" },
+		{ "{\"method\": \"guess\"}", "method" },
+		{ "{\"steps\": 0}", "steps" },
 		{ "{\"length\": 19, \"algorithm\": \"exhaustive\"}", "length" },
 		{ "{\"length\": -16}", "length" },
 		{ "{\"length\": 7}", "length" },

@@ -826,6 +826,92 @@ static void test_parse_strategy(void **state)
 	}
 }
 
+/* ---- the solver rule ---- */
+
+/*
+ * stars_thresholds_success(): one and two at the pair of candidates (above
+ * the lowest score, never the first of them with four or more) nearest
+ * 0.75 and 0.25 in log-odds, p = (hits + 1/2) / (runs + 1); three at the
+ * best. Worked by hand with 64 runs, logit(0.75) = 1.099, logit(0.25) =
+ * -1.099:
+ *  - H_HPHP16 (candidates 1..6), hits 64 64 64 60 50 20 3: logit of 64, 60,
+ *    50, 20 hits = 4.860, 2.599, 1.248, -0.775. One in {2, 3, 4}: distances
+ *    3.761, 1.500, 0.149; two at 5: 0.324. Pair (4, 5) = 0.473, every other
+ *    pair more: [4, 5, 6].
+ *  - the same with every run reaching every score: all pairs tie, the
+ *    higher wins: [4, 5, 6].
+ *  - hits 64 30 10 5 2 1 0: one at 2 (10 hits, 2.745) beats 3 (3.480) and
+ *    4; two at 3 (5 hits, 1.283) beats 4 (2 hits, 2.120) and 5: [2, 3, 6]
+ *    (score 1, 30 hits, is the first candidate and never one star).
+ *  - three candidates: forced [1, 2, 3]; four: [2, 3, 4].
+ */
+static void test_solver_rule(void **state)
+{
+	(void)state;
+	static const uint64_t three[] = { 5, 3, 2, 1 }, four[] = { 5, 4, 3, 2, 1 };
+	static const struct {
+		const uint64_t *counts;
+		int n;
+		int hits[7];
+		int want[3];
+	} cases[] = {
+		{ H_HPHP16, ARRAY_LEN(H_HPHP16), { 64, 64, 64, 60, 50, 20, 3 }, { 4, 5, 6 } },
+		{ H_HPHP16, ARRAY_LEN(H_HPHP16), { 64, 64, 64, 64, 64, 64, 64 }, { 4, 5, 6 } },
+		{ H_HPHP16, ARRAY_LEN(H_HPHP16), { 64, 30, 10, 5, 2, 1, 0 }, { 2, 3, 6 } },
+		{ three, ARRAY_LEN(three), { 64, 64, 64, 0 }, { 1, 2, 3 } },
+		{ four, ARRAY_LEN(four), { 64, 64, 51, 19, 3 }, { 2, 3, 4 } },
+	};
+	for (int i = 0; i < ARRAY_LEN(cases); i++) {
+		int t[3] = { SENTINEL[0], SENTINEL[1], SENTINEL[2] };
+		sf_err err = { 0 };
+		assert_int_equal(stars_thresholds_success(cases[i].counts, cases[i].n,
+							  cases[i].hits, 64, t, &err),
+				 0);
+		if (memcmp(t, cases[i].want, sizeof t))
+			fail_msg("case %d: [%d,%d,%d], expected [%d,%d,%d]", i, t[0], t[1], t[2],
+				 cases[i].want[0], cases[i].want[1], cases[i].want[2]);
+	}
+	/* distances: log-odds, with the half run */
+	assert_true(fabs(stars_success_distance(32, 64, 0.5)) < 1e-12);
+	assert_true(fabs(stars_success_distance(64, 64, 0.8) - (log(129.0) - log(4.0))) < 1e-9);
+	assert_true(fabs(stars_success_distance(0, 64, 0.05) - (log(19.0) - log(129.0)) * -1) <
+		    1e-9);
+	/* refusals leave the thresholds alone */
+	static const int up[] = { 64, 10, 20, 5, 1, 0, 0 }, over[] = { 65, 64, 60, 5, 1, 0, 0 };
+	static const uint64_t two[] = { 5, 3, 1 };
+	static const int hits3[] = { 64, 64, 64 };
+	const struct {
+		const uint64_t *counts;
+		int n;
+		const int *hits;
+		int runs, rc;
+	} bad[] = {
+		{ H_HPHP16, 7, up, 64, SF_EINVAL },
+		{ H_HPHP16, 7, over, 64, SF_EINVAL },
+		{ H_HPHP16, 7, cases[0].hits, 0, SF_EINVAL },
+		{ two, 3, hits3, 64, SF_ERANGE },
+		{ H_HPHP16, 0, cases[0].hits, 64, SF_EINVAL },
+	};
+	for (int i = 0; i < ARRAY_LEN(bad); i++) {
+		int t[3] = { SENTINEL[0], SENTINEL[1], SENTINEL[2] };
+		sf_err err = { 0 };
+		assert_int_equal(stars_thresholds_success(bad[i].counts, bad[i].n, bad[i].hits,
+							  bad[i].runs, t, &err),
+				 bad[i].rc);
+		assert_memory_equal(t, SENTINEL, sizeof t);
+	}
+	/* a histogram alone cannot place solver stars, and the core parser
+	 * (kinds without a solver) does not know the name */
+	stars_config cfg;
+	stars_config_default(&cfg, STARS_SOLVER);
+	int t[3];
+	sf_err err = { 0 };
+	assert_int_equal(stars_thresholds(H_HPHP16, ARRAY_LEN(H_HPHP16), &cfg, t, &err), SF_EINVAL);
+	assert_string_equal(stars_strategy_name(STARS_SOLVER), "solver");
+	stars_strategy st;
+	assert_int_equal(stars_parse_strategy("solver", &st, &err), SF_EINVAL);
+}
+
 /* ---- lower is better, from bounds ---- */
 
 /*
@@ -897,6 +983,7 @@ int main(void)
 		cmocka_unit_test(test_bad_fractions),
 		cmocka_unit_test(test_parse_strategy),
 		cmocka_unit_test(test_lower_bounds),
+		cmocka_unit_test(test_solver_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,6 +63,9 @@ typedef struct est_run {
 	double *hist;      /* this run's estimate at full length, EST_SCORES */
 	uint64_t *samples; /* full-length samples per score, EST_SCORES */
 	uint64_t ntours;
+	/* The first full-length fold this run met per score ("" while none). */
+	char (*examples)[LAT_EST_MAX_LEN];
+	char path[LAT_EST_MAX_LEN]; /* the letters of the bonds placed so far */
 } est_run;
 
 /* Contacts gained by putting residue k on free site q (its predecessor is a neighbour). */
@@ -86,7 +89,8 @@ static void est_grow(est_run *run, int n, int site, int m, double w, int phase)
 	*cell += w;
 	run->steps++;
 	if (n == run->len) {
-		run->samples[m]++;
+		if (!run->samples[m]++)
+			memcpy(run->examples[m], run->path, (size_t)n); /* n - 1 letters, NUL */
 		return;
 	}
 
@@ -138,6 +142,7 @@ static void est_grow(est_run *run, int n, int site, int m, double w, int phase)
 		else if (phase == EST_PLANAR && d == DIR_F)
 			next = EST_FREE;
 		run->grid[q] = (uint8_t)(1 + run->h[n]);
+		run->path[n - 1] = "RLUDFB"[d];
 		est_grow(run, n + 1, q, m + gained, child, next);
 		run->grid[q] = 0;
 	}
@@ -152,6 +157,8 @@ static void est_run_all(est_run *run)
 	int first = origin + run->off[DIR_R];
 	run->grid[origin] = (uint8_t)(1 + run->h[0]);
 	run->grid[first] = (uint8_t)(1 + run->h[1]);
+	memset(run->path, 0, sizeof run->path);
+	run->path[0] = 'R';
 	while ((double)run->steps < run->budget) {
 		run->tours += 1;
 		run->ntours++;
@@ -246,6 +253,8 @@ int lat_estimate_histogram(lat_kind kind, const uint8_t *h, int len, const lat_e
 	if (len <= 2) {
 		out->hist[0] = out->total = 1;
 		out->samples[0] = 1;
+		if (len == 2)
+			out->examples[0][0] = 'R';
 		return 0;
 	}
 
@@ -256,8 +265,9 @@ int lat_estimate_histogram(lat_kind kind, const uint8_t *h, int len, const lat_e
 	est_run *runs = calloc((size_t)nruns, sizeof *runs);
 	double *hist = calloc((size_t)nruns * EST_SCORES, sizeof *hist);
 	uint64_t *samples = calloc((size_t)nruns * EST_SCORES, sizeof *samples);
+	char(*examples)[LAT_EST_MAX_LEN] = calloc((size_t)nruns * EST_SCORES, sizeof *examples);
 	int rc = 0;
-	if (!runs || !hist || !samples)
+	if (!runs || !hist || !samples || !examples)
 		goto nomem;
 	rng base;
 	rng_seed(&base, opts->seed);
@@ -275,6 +285,7 @@ int lat_estimate_histogram(lat_kind kind, const uint8_t *h, int len, const lat_e
 		run->wsum = calloc(wcells, sizeof *run->wsum);
 		run->hist = &hist[(size_t)k * EST_SCORES];
 		run->samples = &samples[(size_t)k * EST_SCORES];
+		run->examples = &examples[(size_t)k * EST_SCORES];
 		if (!run->grid || !run->wsum)
 			goto nomem;
 	}
@@ -294,8 +305,12 @@ int lat_estimate_histogram(lat_kind kind, const uint8_t *h, int len, const lat_e
 	out->max_score = 0;
 	for (int s = 0; s < EST_SCORES; s++) {
 		est_mean_error(&hist[s], nruns, EST_SCORES, &out->hist[s], &out->hist_error[s]);
-		for (int k = 0; k < nruns; k++)
-			out->samples[s] += samples[(size_t)k * EST_SCORES + (size_t)s];
+		for (int k = 0; k < nruns; k++) {
+			size_t at = (size_t)k * EST_SCORES + (size_t)s;
+			if (samples[at] && !out->samples[s])
+				memcpy(out->examples[s], examples[at], LAT_EST_MAX_LEN);
+			out->samples[s] += samples[at];
+		}
 		if (out->hist[s] > 0)
 			out->max_score = s;
 	}
@@ -312,5 +327,6 @@ done:
 	free(runs);
 	free(hist);
 	free(samples);
+	free(examples);
 	return rc;
 }

@@ -48,9 +48,8 @@
  * error bars are honest only where a score is sampled often: `samples` says
  * how often.
  *
- * Lengths: this module has its own limit, LAT_EST_MAX_LEN = 64 on both
- * lattices, and takes the chain as a length and an array, since lat_seq
- * holds at most LAT_MAX_LEN (32) residues.
+ * Lengths: LAT_EST_MAX_LEN = 64 on both lattices (LAT_MAX_LEN, the
+ * longest lat_seq); the chain is taken as a length and an array.
  */
 #ifndef SF_LATTICE_ESTIMATE_H
 #define SF_LATTICE_ESTIMATE_H
@@ -100,6 +99,12 @@ typedef struct lat_est_result {
 	double total_error; /* its relative standard error, computed the same way */
 	/* Full-length chains sampled per score, over all runs (how well each is seen). */
 	uint64_t samples[LAT_EST_MAX_SCORE + 1];
+	/*
+	 * For every sampled score, a fold reaching it (len - 1 letters, in the
+	 * exact engine's orientation: first bond R): the first one the lowest
+	 * numbered run met. "" for a score no run reached.
+	 */
+	char examples[LAT_EST_MAX_SCORE + 1][LAT_EST_MAX_LEN];
 	uint64_t steps; /* growth steps done, over all runs (>= the budget) */
 	uint64_t tours; /* tours started, over all runs */
 } lat_est_result;

@@ -39,10 +39,17 @@
 
 #include "../err.h"
 
-/* Longest chain any entry point accepts (the budget usually refuses sooner). */
-#define LAT_MAX_LEN 32
-/* Bound on the score of any chain of LAT_MAX_LEN residues on either lattice. */
-#define LAT_MAX_SCORE 72
+/*
+ * Longest chain any entry point accepts: the long-chain methods (estimate.h,
+ * optimum.h) reach square 64; exact enumeration's budget refuses far sooner.
+ */
+#define LAT_MAX_LEN 64
+/*
+ * Bound on the score of any chain of LAT_MAX_LEN residues on either lattice:
+ * on the cubic lattice an inner residue has at most 4 free neighbours and an
+ * end 5, so at most (4 (L - 2) + 10) / 2 = 2 L + 1 contacts.
+ */
+#define LAT_MAX_SCORE (2 * LAT_MAX_LEN + 1)
 /* Longest chain a contact-map database can hold (maps fit 128 bits). */
 #define LAT_DB_MAX_LEN 22
 

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "../rng.h"
+#include "pullmove.h"
 #include "walk.h"
 
 #define OPT_MAX_REPLICAS 32
@@ -87,61 +88,9 @@ int lat_optimum_bound(lat_kind kind, const lat_opt_chain *chain)
 	return slots[0] < slots[1] ? slots[0] : slots[1];
 }
 
-/* ---- deterministic exponential (basic IEEE operations only) ---- */
-
-/* exp(-x) for x >= 0, the same bits on every machine (no libm). */
-static double det_exp_neg(double x)
-{
-	if (x > 700)
-		return 0;
-	int halvings = 0;
-	while (x > 0.125) {
-		x /= 2;
-		halvings++;
-	}
-	double term = 1, sum = 1;
-	for (int k = 1; k < 16; k++) {
-		term *= -x / k;
-		sum += term;
-	}
-	while (halvings-- > 0)
-		sum *= sum;
-	return sum;
-}
-
-/* A probability as a 53-bit threshold for rng_next() >> 11. */
-static uint64_t prob_threshold(double p)
-{
-	if (p >= 1)
-		return 1ull << 53;
-	if (p <= 0)
-		return 0;
-	return (uint64_t)(p * 9007199254740992.0);
-}
-
 /* ---- the heuristic: replica-exchange Monte Carlo with pull moves ---- */
 
-typedef struct torus {
-	int dim, bits;
-	uint32_t cells;
-} torus;
-
-static inline uint32_t t_step(const torus *t, uint32_t s, int d)
-{
-	int shift = t->bits * (d >> 1);
-	uint32_t mask = ((1u << t->bits) - 1) << shift;
-	uint32_t moved = d & 1 ? s - (1u << shift) : s + (1u << shift);
-	return (s & ~mask) | (moved & mask);
-}
-
-/* The direction from a to b when they are neighbours, else -1. */
-static inline int t_dir(const torus *t, uint32_t a, uint32_t b)
-{
-	for (int d = 0; d < 2 * t->dim; d++)
-		if (t_step(t, a, d) == b)
-			return d;
-	return -1;
-}
+/* The torus, the move and the acceptance thresholds: pullmove.h. */
 
 typedef struct replica {
 	uint32_t pos[LAT_OPT_MAX_LEN];
@@ -149,126 +98,18 @@ typedef struct replica {
 	int contacts;
 } replica;
 
+/* Largest contact loss a move can cause; thresholds cover every loss. */
+#define OPT_MAX_LOSS (LAT_OPT_MAX_LEN * 3 - 1)
+
 typedef struct remc {
-	torus t;
-	int n, z;
-	const uint8_t *h;
+	lat_pm_chain c;
 	replica rep[OPT_MAX_REPLICAS];
 	int nrep;
 	int at[OPT_MAX_REPLICAS]; /* replica index at temperature slot s */
 	double beta[OPT_MAX_REPLICAS];
-	uint64_t accept[OPT_MAX_REPLICAS][LAT_OPT_MAX_LEN * 3]; /* per slot, per contact loss */
+	uint64_t accept[OPT_MAX_REPLICAS][OPT_MAX_LOSS + 1]; /* per slot, per contact loss */
 	rng r;
 } remc;
-
-/*
- * Contacts that involve at least one residue of [lo, hi], on the replica's
- * current grid.
- */
-static int range_contacts(const remc *m, const replica *rp, int lo, int hi)
-{
-	int twice = 0;
-	for (int i = lo; i <= hi; i++) {
-		if (!m->h[i])
-			continue;
-		for (int d = 0; d < m->z; d++) {
-			int o = rp->grid[t_step(&m->t, rp->pos[i], d)];
-			if (!o)
-				continue;
-			int j = o - 1;
-			if (!m->h[j] || j == i - 1 || j == i + 1)
-				continue;
-			twice += j >= lo && j <= hi ? 1 : 2;
-		}
-	}
-	return twice / 2;
-}
-
-/*
- * One attempted pull move on replica `rp` at temperature slot `slot`.
- * Returns 1 when it was applied.
- */
-static int remc_move(remc *m, replica *rp, int slot)
-{
-	const torus *t = &m->t;
-	int n = m->n;
-	uint32_t nw[LAT_OPT_MAX_LEN];
-	uint64_t pick = rng_next(&m->r);
-	int i = (int)(pick % (uint64_t)n);
-	int e = (pick >> 32) & 1 ? 1 : -1; /* the direction the chain follows in */
-	int a = i - e, k, j;
-	uint8_t *g = rp->grid;
-	if (a < 0 || a >= n) {
-		/* end move: i jumps two sites away, i + e takes the one between */
-		int d1 = (int)((pick >> 40) % (uint64_t)m->z),
-		    d2 = (int)((pick >> 48) % (uint64_t)m->z);
-		uint32_t sa = t_step(t, rp->pos[i], d1), sb = t_step(t, sa, d2);
-		if (g[sa] || g[sb])
-			return 0;
-		nw[i] = sb;
-		nw[i + e] = sa;
-		k = i + e;
-		j = i + 2 * e;
-	} else {
-		int v = t_dir(t, rp->pos[a], rp->pos[i]);
-		int u = (int)((pick >> 40) % (uint64_t)(m->z - 2));
-		if (u >= (v & ~1))
-			u += 2; /* skip the bond's own axis */
-		uint32_t sl = t_step(t, rp->pos[a], u), sc = t_step(t, rp->pos[i], u);
-		if (g[sl])
-			return 0;
-		nw[i] = sl;
-		k = i;
-		j = i + e;
-		if (j >= 0 && j < n) {
-			if (sc == rp->pos[j]) {
-				j = -1; /* a corner flip: nothing follows */
-			} else {
-				if (g[sc])
-					return 0;
-				nw[j] = sc;
-				k = j;
-				j += e;
-			}
-		}
-	}
-	while (j >= 0 && j < n && t_dir(t, rp->pos[j], nw[j - e]) < 0) {
-		nw[j] = rp->pos[j - 2 * e];
-		k = j;
-		j += e;
-	}
-	int lo = i < k ? i : k, hi = i < k ? k : i;
-	int before = range_contacts(m, rp, lo, hi);
-	uint32_t old[LAT_OPT_MAX_LEN];
-	for (int q = lo; q <= hi; q++) {
-		old[q] = rp->pos[q];
-		g[old[q]] = 0;
-	}
-	for (int q = lo; q <= hi; q++) {
-		rp->pos[q] = nw[q];
-		g[nw[q]] = (uint8_t)(q + 1);
-	}
-	int after = range_contacts(m, rp, lo, hi);
-	int delta = after - before;
-	if (delta < 0 && (rng_next(&m->r) >> 11) >= m->accept[slot][-delta]) {
-		for (int q = lo; q <= hi; q++)
-			g[rp->pos[q]] = 0;
-		for (int q = lo; q <= hi; q++) {
-			rp->pos[q] = old[q];
-			g[old[q]] = (uint8_t)(q + 1);
-		}
-		return 0;
-	}
-	rp->contacts += delta;
-	return 1;
-}
-
-static void fold_from_torus(const torus *t, const uint32_t *pos, int n, char *fold)
-{
-	for (int k = 0; k + 1 < n; k++)
-		fold[k] = lat_dir_letter(t_dir(t, pos[k], pos[k + 1]));
-	fold[n - 1] = '\0';
-}
 
 /* Runs the heuristic; fills score, fold, moves, moves_best of `out`. */
 static int remc_run(lat_kind kind, const lat_opt_chain *chain, const lat_optimum_config *cfg,
@@ -278,12 +119,14 @@ static int remc_run(lat_kind kind, const lat_opt_chain *chain, const lat_optimum
 	if (!m)
 		return SF_ENOMEM;
 	int n = chain->len, rc = 0;
-	m->t.dim = kind == LAT_CUBIC ? 3 : 2;
-	m->t.bits = n <= 63 ? 6 : 7;
-	m->t.cells = 1u << (m->t.bits * m->t.dim);
-	m->n = n;
-	m->z = 2 * m->t.dim;
-	m->h = chain->h;
+	lat_pm_torus *t = &m->c.t;
+	t->dim = kind == LAT_CUBIC ? 3 : 2;
+	t->bits = n <= 63 ? 6 : 7;
+	t->cells = 1u << (t->bits * t->dim);
+	m->c.n = n;
+	m->c.z = 2 * t->dim;
+	m->c.h = chain->h;
+	m->c.max_loss = OPT_MAX_LOSS;
 	m->nrep = cfg->replicas > 0 ? cfg->replicas : LAT_OPT_DEFAULT_REPLICAS;
 	double tmin = cfg->t_min > 0 ? cfg->t_min : OPT_DEFAULT_TMIN;
 	double tmax = cfg->t_max > 0 ? cfg->t_max : OPT_DEFAULT_TMAX;
@@ -292,11 +135,11 @@ static int remc_run(lat_kind kind, const lat_opt_chain *chain, const lat_optimum
 		/* linear ladder, as Thachuk et al. use */
 		double temp = m->nrep == 1 ? tmin : tmin + (tmax - tmin) * s / (m->nrep - 1);
 		m->beta[s] = 1 / temp;
-		for (int d = 0; d < LAT_OPT_MAX_LEN * 3; d++)
-			m->accept[s][d] = prob_threshold(det_exp_neg(d * m->beta[s]));
+		for (int d = 0; d <= OPT_MAX_LOSS; d++)
+			m->accept[s][d] = lat_pm_threshold(lat_pm_exp_neg(d * m->beta[s]));
 		m->at[s] = s;
 		replica *rp = &m->rep[s];
-		rp->grid = calloc(m->t.cells, 1);
+		rp->grid = calloc(t->cells, 1);
 		if (!rp->grid) {
 			rc = SF_ENOMEM;
 			goto done;
@@ -318,7 +161,9 @@ static int remc_run(lat_kind kind, const lat_opt_chain *chain, const lat_optimum
 			replica *rp = &m->rep[m->at[s]];
 			for (int q = 0; q < OPT_SWAP_EVERY && moves < cfg->moves; q++) {
 				moves++;
-				if (remc_move(m, rp, s) && rp->contacts > best) {
+				if (lat_pm_move(&m->c, m->accept[s], rp->pos, rp->grid, &m->r,
+						&rp->contacts) &&
+				    rp->contacts > best) {
 					best = rp->contacts;
 					moves_best = moves;
 					memcpy(best_pos, rp->pos, (size_t)n * sizeof *best_pos);
@@ -334,7 +179,7 @@ static int remc_run(lat_kind kind, const lat_opt_chain *chain, const lat_optimum
 			double x = (m->beta[s] - m->beta[s + 1]) *
 				   (double)(cold->contacts - hot->contacts);
 			uint64_t r53 = rng_next(&m->r) >> 11;
-			if (x <= 0 || r53 < prob_threshold(det_exp_neg(x))) {
+			if (x <= 0 || r53 < lat_pm_threshold(lat_pm_exp_neg(x))) {
 				int tmp = m->at[s];
 				m->at[s] = m->at[s + 1];
 				m->at[s + 1] = tmp;
@@ -344,7 +189,7 @@ static int remc_run(lat_kind kind, const lat_opt_chain *chain, const lat_optimum
 	out->score = best;
 	out->moves = moves;
 	out->moves_best = moves_best;
-	fold_from_torus(&m->t, best_pos, n, out->fold);
+	lat_pm_fold(t, best_pos, n, out->fold);
 done:
 	for (int s = 0; s < m->nrep; s++)
 		free(m->rep[s].grid);

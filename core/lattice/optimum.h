@@ -39,7 +39,7 @@
  * IEEE arithmetic only (no libm), so a seed gives the same score and the
  * same fold on every machine.
  *
- * Chains: LAT_MAX_LEN (32, lattice.h) caps lat_seq, so this module has its
+ * Chains: this module predates LAT_MAX_LEN 64 (lattice.h) and keeps its
  * own chain type holding up to LAT_OPT_MAX_LEN residues. Folds are written
  * as the service writes them (check.h): one letter per bond, R L U D and,
  * on the cubic lattice, F B. The heuristic's folds come in whatever

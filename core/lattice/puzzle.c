@@ -16,6 +16,7 @@
 
 #include "../dmath.h"
 #include "../par.h"
+#include "puzzle_long.h"
 
 /* The shortest chain with three reachable scores above 0 on both lattices
  * (square all-H length 8: scores 0..3), so that a puzzle can carry stars. */
@@ -26,7 +27,9 @@ static const char *const fitness_names[] = {
 	[LAT_FIT_DISTINCT] = "distinct_scores",
 	[LAT_FIT_RARE_OPTIMUM] = "rare_optimum",
 	[LAT_FIT_STAR_LADDER] = "star_ladder",
+	[LAT_FIT_SOLVER_LADDER] = "solver_ladder",
 };
+#define NFITNESS ((int)(sizeof fitness_names / sizeof fitness_names[0]))
 
 static const char *const algorithm_names[] = {
 	[LAT_ALG_GA] = "ga",
@@ -36,7 +39,7 @@ static const char *const algorithm_names[] = {
 
 const char *lat_fitness_name(lat_fitness f)
 {
-	return (unsigned)f < 3 ? fitness_names[f] : "unknown";
+	return (unsigned)f < NFITNESS ? fitness_names[f] : "unknown";
 }
 
 const char *lat_algorithm_name(lat_algorithm a)
@@ -46,7 +49,7 @@ const char *lat_algorithm_name(lat_algorithm a)
 
 int lat_parse_fitness(const char *name, lat_fitness *out, sf_err *err)
 {
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < NFITNESS; i++) {
 		if (name && !strcmp(name, fitness_names[i])) {
 			*out = (lat_fitness)i;
 			return 0;
@@ -54,7 +57,7 @@ int lat_parse_fitness(const char *name, lat_fitness *out, sf_err *err)
 	}
 	return sf_err_set(err, SF_EINVAL,
 			  "fitness '%s' is unknown (allowed: distinct_scores, rare_optimum, "
-			  "star_ladder)",
+			  "star_ladder, solver_ladder)",
 			  name ? name : "");
 }
 
@@ -88,6 +91,10 @@ void lat_search_params_default(lat_search_params *p)
 	p->h_min = 0.25;
 	p->h_max = 0.75;
 	p->start_share = 0.05;
+	p->method = LAT_METHOD_AUTO;
+	p->steps = LAT_LONG_STEPS;
+	p->moves = LAT_LONG_MOVES;
+	p->nodes = LAT_LONG_NODES;
 }
 
 /* The longest chain whose contact-map database the default budget allows. */
@@ -99,18 +106,70 @@ static int max_length(lat_kind kind)
 	return len;
 }
 
+lat_method lat_search_method(const lat_search_params *p)
+{
+	if (p->method != LAT_METHOD_AUTO || p->algorithm == LAT_ALG_EXHAUSTIVE)
+		return p->method == LAT_METHOD_ESTIMATE ? LAT_METHOD_ESTIMATE : LAT_METHOD_EXACT;
+	return p->length <= max_length(p->lattice) ? LAT_METHOD_EXACT : LAT_METHOD_ESTIMATE;
+}
+
+/* The length and method checks of lat_search_params_check() (docs/lattice-search.md). */
+static int check_length(const lat_search_params *p, sf_err *err)
+{
+	int hi = max_length(p->lattice), long_hi = lat_long_max_length(p->lattice);
+	const char *lattice = lat_kind_name(p->lattice);
+	if ((unsigned)p->method > LAT_METHOD_ESTIMATE)
+		return sf_err_set(err, SF_EINVAL,
+				  "method %d is unknown (allowed: exact, estimate, auto)",
+				  (int)p->method);
+	/* The budgets are checked whatever the method, so that echoed params are valid. */
+	if (p->steps < 10000 || p->steps > 1000000000)
+		return sf_err_set(err, SF_EINVAL,
+				  "steps %d is out of range (allowed: 10000..1000000000)",
+				  p->steps);
+	if (p->moves < 1 || p->moves > 1000000000)
+		return sf_err_set(err, SF_EINVAL,
+				  "moves %d is out of range (allowed: 1..1000000000)", p->moves);
+	if (p->nodes < 1 || p->nodes > 1000000000)
+		return sf_err_set(err, SF_EINVAL,
+				  "nodes %d is out of range (allowed: 1..1000000000)", p->nodes);
+	if (p->algorithm == LAT_ALG_EXHAUSTIVE) {
+		if (p->method == LAT_METHOD_ESTIMATE)
+			return sf_err_set(
+				err, SF_EINVAL,
+				"method estimate is not allowed with algorithm exhaustive "
+				"(allowed: exact or auto; it evaluates all 2^length "
+				"sequences)");
+		if (hi > LAT_EXHAUSTIVE_MAX_LEN)
+			hi = LAT_EXHAUSTIVE_MAX_LEN;
+		if (p->length < LAT_MIN_LEN || p->length > hi)
+			return sf_err_set(
+				err, SF_EINVAL,
+				"length %d is out of range (allowed: %d..%d for exhaustive "
+				"on the %s lattice)",
+				p->length, LAT_MIN_LEN, hi, lattice);
+		return 0;
+	}
+	if (p->method == LAT_METHOD_EXACT && (p->length < LAT_MIN_LEN || p->length > hi))
+		return sf_err_set(err, SF_EINVAL,
+				  "length %d is out of range for method exact (allowed: %d..%d on "
+				  "the %s lattice, where the contact-map database fits its budget; "
+				  "method estimate or auto allow %d..%d)",
+				  p->length, LAT_MIN_LEN, hi, lattice, LAT_MIN_LEN, long_hi);
+	if (p->length < LAT_MIN_LEN || p->length > long_hi)
+		return sf_err_set(err, SF_EINVAL,
+				  "length %d is out of range (allowed on the %s lattice: %d..%d "
+				  "with method estimate or auto, %d..%d with method exact)",
+				  p->length, lattice, LAT_MIN_LEN, long_hi, LAT_MIN_LEN, hi);
+	return 0;
+}
+
 int lat_search_params_check(const lat_search_params *p, sf_err *err)
 {
-	int hi = max_length(p->lattice);
-	if (p->algorithm == LAT_ALG_EXHAUSTIVE && hi > LAT_EXHAUSTIVE_MAX_LEN)
-		hi = LAT_EXHAUSTIVE_MAX_LEN;
-	if (p->length < LAT_MIN_LEN || p->length > hi)
-		return sf_err_set(err, SF_EINVAL,
-				  "length %d is out of range (allowed: %d..%d for %s on the %s "
-				  "lattice)",
-				  p->length, LAT_MIN_LEN, hi, lat_algorithm_name(p->algorithm),
-				  lat_kind_name(p->lattice));
-	int rc = ga_params_check(p->population, p->generations, p->mutation_rate, p->elites, err);
+	int rc = check_length(p, err);
+	if (rc)
+		return rc;
+	rc = ga_params_check(p->population, p->generations, p->mutation_rate, p->elites, err);
 	if (rc)
 		return rc;
 	if (p->bins < 2 || p->bins > 64)
@@ -145,13 +204,53 @@ int lat_trivial(const uint64_t hist[LAT_MAX_SCORE + 1], int max_score)
 }
 
 /*
+ * 1 when the fitness of `p` needs the reference solver's runs: solver_ladder,
+ * and star_ladder under solver stars (its one-star threshold). Levels need
+ * them whatever the fitness (make_level()).
+ */
+static int needs_solver(const lat_search_params *p)
+{
+	return p->fitness == LAT_FIT_SOLVER_LADDER ||
+	       (p->fitness == LAT_FIT_STAR_LADDER && p->stars.strategy == STARS_SOLVER);
+}
+
+static void canonical(const uint8_t *g, size_t len, uint8_t *out);
+
+/*
+ * The reference solver on `seq` (solver.h's budget and seed, one thread),
+ * read in its canonical orientation (canonical() below): a chain and its
+ * reverse are one puzzle, so they get the same runs.
+ */
+static int solve(const lat_search_params *p, const lat_seq *seq, lat_solver_result *sr, sf_err *err)
+{
+	lat_seq c = *seq;
+	canonical(seq->h, (size_t)seq->len, c.h);
+	lat_solver_config cfg;
+	lat_solver_defaults(&cfg, p->lattice, &c);
+	return lat_solver_run(p->lattice, &c, &cfg, sr, err);
+}
+
+/*
  * The domain test of lat_in_domain() with the H fraction already counted;
- * writes the thresholds to `t` when the puzzle has three bands.
+ * writes the thresholds to `t` when the puzzle has three bands. Under the
+ * solver strategy the thresholds need the solver's runs `sr`; with `sr`
+ * NULL only the test is made (three bands exist or not whatever the
+ * strategy, so the paper rule answers it) and `t` is not meaningful.
  */
 static int in_domain(const lat_search_params *p, double hfrac,
-		     const uint64_t hist[LAT_MAX_SCORE + 1], int max_score, int t[3])
+		     const uint64_t hist[LAT_MAX_SCORE + 1], int max_score,
+		     const lat_solver_result *sr, int t[3])
 {
-	if (stars_thresholds(hist, max_score + 1, &p->stars, t, NULL))
+	stars_config paper;
+	stars_config_default(&paper, STARS_PAPER);
+	int bands;
+	if (p->stars.strategy != STARS_SOLVER)
+		bands = stars_thresholds(hist, max_score + 1, &p->stars, t, NULL);
+	else if (sr)
+		bands = stars_thresholds_success(hist, max_score + 1, sr->hits, sr->runs, t, NULL);
+	else
+		bands = stars_thresholds(hist, max_score + 1, &paper, t, NULL);
+	if (bands)
 		return 0; /* not every band reachable: no level at all */
 	if (p->fitness == LAT_FIT_DISTINCT)
 		return 1; /* the paper's: every puzzle with bands, trivial ones too */
@@ -170,11 +269,44 @@ int lat_in_domain(const lat_search_params *p, const lat_seq *seq,
 		  const uint64_t hist[LAT_MAX_SCORE + 1], int max_score)
 {
 	int t[3];
-	return in_domain(p, h_fraction(seq), hist, max_score, t);
+	return in_domain(p, h_fraction(seq), hist, max_score, NULL, t);
 }
 
-ga_eval lat_fitness_of(const lat_search_params *p, const lat_seq *seq,
-		       const uint64_t hist[LAT_MAX_SCORE + 1], int max_score)
+/*
+ * solver_ladder's value for a puzzle with thresholds `t` on which the
+ * solver made the runs `sr` (puzzle.h): in (0, 1], 1 for success exactly
+ * at the three targets. The distance to each target counts once, and
+ * three times more where the success leaves its band: a puzzle with one
+ * star out of its band ranks below any with all three in (at equal
+ * distances), which keeps a search's 20 best inside the goal when a
+ * default-budget GA meets only a few hundred puzzles.
+ */
+static double solver_ladder(const lat_solver_result *sr, const int t[3])
+{
+	static const double target[3] = { STARS_SOLVER_ONE, STARS_SOLVER_TWO, STARS_SOLVER_THREE };
+	static const double lo[3] = { STARS_SOLVER_ONE_MIN, STARS_SOLVER_TWO_MIN, 0 },
+			    hi[3] = { 1, STARS_SOLVER_TWO_MAX, STARS_SOLVER_THREE_MAX };
+	double miss = 0;
+	for (int k = 0; k < 3; k++) {
+		int hits = t[k] <= sr->best ? sr->hits[t[k]] : 0;
+		miss += stars_success_distance(hits, sr->runs, target[k]);
+		double p = (hits + 0.5) / (sr->runs + 1);
+		if (p < lo[k])
+			miss += 3 * stars_success_distance(hits, sr->runs, lo[k]);
+		else if (p > hi[k])
+			miss += 3 * stars_success_distance(hits, sr->runs, hi[k]);
+	}
+	return 1 / (1 + miss);
+}
+
+/*
+ * lat_fitness_of() with the solver's runs `sr` on the sequence already
+ * made, or NULL when the search does not need them (needs_solver()) or the
+ * sequence is outside the domain.
+ */
+static ga_eval fitness_with(const lat_search_params *p, const lat_seq *seq,
+			    const uint64_t hist[LAT_MAX_SCORE + 1], int max_score,
+			    const lat_solver_result *sr)
 {
 	ga_eval e = { 0 };
 	int distinct = 0;
@@ -194,8 +326,12 @@ ga_eval lat_fitness_of(const lat_search_params *p, const lat_seq *seq,
 		return e;
 	}
 	int t[3];
-	if (!in_domain(p, hfrac, hist, max_score, t))
+	if (!in_domain(p, hfrac, hist, max_score, sr, t) || (needs_solver(p) && !sr))
 		return e; /* outside the window, no three bands, or trivial: 0 */
+	if (p->fitness == LAT_FIT_SOLVER_LADDER) {
+		e.fitness = solver_ladder(sr, t);
+		return e;
+	}
 	if (p->fitness == LAT_FIT_RARE_OPTIMUM) {
 		/* Ties among unique optima are common: the rarity of the runner-up
 		 * folds (scoring at least the second-best reachable score), scaled
@@ -221,6 +357,15 @@ ga_eval lat_fitness_of(const lat_search_params *p, const lat_seq *seq,
 	return e;
 }
 
+ga_eval lat_fitness_of(const lat_search_params *p, const lat_seq *seq,
+		       const uint64_t hist[LAT_MAX_SCORE + 1], int max_score)
+{
+	lat_solver_result sr;
+	if (needs_solver(p) && lat_in_domain(p, seq, hist, max_score) && !solve(p, seq, &sr, NULL))
+		return fitness_with(p, seq, hist, max_score, &sr);
+	return fitness_with(p, seq, hist, max_score, NULL);
+}
+
 /* ---- evaluation ---- */
 
 typedef struct lat_evaluator {
@@ -233,6 +378,8 @@ typedef struct lat_evaluator {
 	ga_eval *out;
 	uint8_t *in_domain;          /* when set: 1 where the puzzle can be a level */
 	const lat_eval_cache *cache; /* when set: consulted first, fed full evaluations */
+	int estimate;                /* method estimate: puzzle_long.c evaluates, no db */
+	atomic_int failed;           /* the first error code of an estimate, 0: none */
 } lat_evaluator;
 
 static lat_seq seq_of(const uint8_t *genome, int len)
@@ -249,6 +396,15 @@ static int eval_item(void *arg, size_t i)
 	int len = ev->p->length;
 	uint64_t hist[LAT_MAX_SCORE + 1];
 	lat_seq seq = seq_of(ev->genomes + i * (size_t)len, len);
+	if (ev->estimate) {
+		int rc = lat_long_fitness(ev->p, &seq, &ev->out[i],
+					  ev->in_domain ? &ev->in_domain[i] : NULL, NULL);
+		if (rc) {
+			int none = 0;
+			atomic_compare_exchange_strong(&ev->failed, &none, rc);
+		}
+		return rc;
+	}
 	int max = ev->cache ? ev->cache->get(ev->cache->ctx, ev->p->lattice, &seq, hist) : -1;
 	if (max < 0 && ev->cache) {
 		/* A miss: evaluate in full, examples included, so that the cache
@@ -262,9 +418,23 @@ static int eval_item(void *arg, size_t i)
 	}
 	if (max < 0)
 		max = lat_db_histogram(ev->db, &seq, hist);
-	ev->out[i] = lat_fitness_of(ev->p, &seq, hist, max);
+	/* The solver only where its answer counts: a fitness that needs it and
+	 * a sequence inside the domain. Its seed is the sequence's own, so the
+	 * cache need not hold it. */
+	lat_solver_result sr;
+	int dom = lat_in_domain(ev->p, &seq, hist, max), solved = 0;
+	if (dom && needs_solver(ev->p)) {
+		int rc = solve(ev->p, &seq, &sr, NULL);
+		if (rc) {
+			int none = 0;
+			atomic_compare_exchange_strong(&ev->failed, &none, rc);
+			return rc;
+		}
+		solved = 1;
+	}
+	ev->out[i] = fitness_with(ev->p, &seq, hist, max, solved ? &sr : NULL);
 	if (ev->in_domain)
-		ev->in_domain[i] = (uint8_t)lat_in_domain(ev->p, &seq, hist, max);
+		ev->in_domain[i] = (uint8_t)dom;
 	return 0;
 }
 
@@ -274,8 +444,13 @@ static int eval_batch(void *ctx, const uint8_t *genomes, size_t n, ga_eval *out,
 	ev->genomes = genomes;
 	ev->n = n;
 	ev->out = out;
-	/* A thread costs about as much as a few histograms: small batches stay inline. */
-	return par_for(n >= 16 ? ev->threads : 1, n, eval_item, ev, err);
+	/* A thread costs about as much as a few histograms: small batches stay
+	 * inline. An estimate costs far more than a thread. */
+	int rc = par_for(n >= 16 || ev->estimate ? ev->threads : 1, n, eval_item, ev, err);
+	if (!rc && atomic_load(&ev->failed))
+		rc = sf_err_set(err, atomic_load(&ev->failed), "a sequence's estimate failed (%s)",
+				sf_err_name(atomic_load(&ev->failed)));
+	return rc;
 }
 
 static void describe_seq(void *ctx, const uint8_t *genome, char *buf, size_t size)
@@ -433,14 +608,19 @@ done:
 static int make_level(const lat_search_params *p, const lat_db *db, const uint8_t *genome,
 		      const ga_eval *fit, int cell, lat_level *lv, sf_err *err)
 {
+	free(lv->estimate); /* a slot reused after a puzzle outside the domain */
 	memset(lv, 0, sizeof *lv);
 	lv->seq = seq_of(genome, p->length);
 	lv->fitness = *fit;
 	lv->cell = cell;
-	int rc = lat_db_evaluate(db, &lv->seq, &lv->eval, err);
+	/* No database: method estimate (puzzle_long.h), the search's very evaluation. */
+	int rc = db ? lat_db_evaluate(db, &lv->seq, &lv->eval, err) : lat_long_level(p, lv, err);
 	if (rc)
 		return rc;
-	return in_domain(p, h_fraction(&lv->seq), lv->eval.hist, lv->eval.max_score,
+	/* Every level carries the solver's success at its stars (puzzle.h). */
+	if ((rc = solve(p, &lv->seq, &lv->solver, err)))
+		return rc;
+	return in_domain(p, h_fraction(&lv->seq), lv->eval.hist, lv->eval.max_score, &lv->solver,
 			 lv->thresholds);
 }
 
@@ -464,7 +644,8 @@ int lat_search_run(const lat_search_params *p, const lat_search_opts *opts, lat_
 		return sf_err_set(err, SF_EINVAL, "threads %d is out of range (allowed: 1..1024)",
 				  opts->threads);
 	lat_db *own = NULL;
-	const lat_db *db = opts->db;
+	int estimate = lat_search_method(p) == LAT_METHOD_ESTIMATE;
+	const lat_db *db = estimate ? NULL : opts->db;
 	if (db && (lat_db_kind(db) != p->lattice || lat_db_len(db) != p->length))
 		return sf_err_set(
 			err, SF_EINVAL,
@@ -472,7 +653,7 @@ int lat_search_run(const lat_search_params *p, const lat_search_opts *opts, lat_
 			"for length %d on the %s lattice",
 			lat_db_len(db), lat_kind_name(lat_db_kind(db)), p->length,
 			lat_kind_name(p->lattice));
-	if (!db) {
+	if (!db && !estimate) {
 		lat_opts dbopts = { .threads = opts->threads, .budget = 0 };
 		if (!(db = own = lat_db_build(p->lattice, p->length, &dbopts, err)))
 			return err ? err->code : SF_ENOMEM;
@@ -481,7 +662,11 @@ int lat_search_run(const lat_search_params *p, const lat_search_opts *opts, lat_
 	lat_evaluator ev = { .p = p,
 			     .db = db,
 			     .threads = opts->threads,
-			     .cache = p->algorithm == LAT_ALG_EXHAUSTIVE ? NULL : opts->cache };
+			     .estimate = estimate,
+			     /* The cache holds exact evaluations: never fed estimates. */
+			     .cache = p->algorithm == LAT_ALG_EXHAUSTIVE || estimate
+					      ? NULL
+					      : opts->cache };
 	ga_result gr = { 0 };
 	size_t count = (size_t)p->count;
 	if (p->algorithm == LAT_ALG_EXHAUSTIVE) {
@@ -546,6 +731,10 @@ int lat_search_run(const lat_search_params *p, const lat_search_opts *opts, lat_
 			break;
 		out->count += (size_t)kept;
 	}
+	if (out->levels) { /* the slot after the last level may hold a dropped estimate */
+		free(out->levels[out->count].estimate);
+		out->levels[out->count].estimate = NULL;
+	}
 	if (!rc && !out->count && gr.status == GA_COMPLETED) {
 		if (p->fitness == LAT_FIT_DISTINCT)
 			rc = sf_err_set(err, SF_ERANGE,
@@ -579,6 +768,8 @@ int lat_search_run(const lat_search_params *p, const lat_search_opts *opts, lat_
 
 void lat_search_result_free(lat_search_result *res)
 {
+	for (size_t i = 0; res->levels && i < res->count; i++)
+		free(res->levels[i].estimate);
 	free(res->levels);
 	free(res->series);
 	memset(res, 0, sizeof *res);

@@ -11,6 +11,7 @@
 #include "../sha256.h"
 #include "../stars_json.h"
 #include "lattice_json.h"
+#include "puzzle_long.h"
 
 static int parse_lattice(const char *t, void *f, sf_err *e)
 {
@@ -28,6 +29,14 @@ static const char *algorithm_name(const void *f)
 {
 	return lat_algorithm_name(*(const lat_algorithm *)f);
 }
+static int parse_method(const char *t, void *f, sf_err *e)
+{
+	return lat_parse_method(t, f, e);
+}
+static const char *method_name(const void *f)
+{
+	return lat_method_name(*(const lat_method *)f);
+}
 static int parse_fitness(const char *t, void *f, sf_err *e)
 {
 	return lat_parse_fitness(t, f, e);
@@ -35,6 +44,20 @@ static int parse_fitness(const char *t, void *f, sf_err *e)
 static const char *fitness_name(const void *f)
 {
 	return lat_fitness_name(*(const lat_fitness *)f);
+}
+/* The core's strategies, and "solver": the lattice kind has a solver (stars.h). */
+static int parse_stars(const char *t, void *f, sf_err *e)
+{
+	if (t && !strcmp(t, "solver")) {
+		*(stars_strategy *)f = STARS_SOLVER;
+		return 0;
+	}
+	if (!stars_parse_strategy(t, f, NULL))
+		return 0;
+	return sf_err_set(e, SF_EINVAL,
+			  "unknown star strategy '%s' (allowed: paper, percentile, geometric, "
+			  "solver)",
+			  t ? t : "");
 }
 
 #define FIELD(name) offsetof(lat_search_params, name)
@@ -61,12 +84,16 @@ static const sf_param keys[] = {
 	INT("elites", elites),
 	INT("bins", bins),
 	INT("count", count),
-	NAME("stars", stars.strategy, sf_param_parse_stars, sf_param_stars_name),
+	NAME("stars", stars.strategy, parse_stars, sf_param_stars_name),
 	REAL("star_one_fraction", stars.one_fraction),
 	REAL("star_two_fraction", stars.two_fraction),
 	REAL("h_min", h_min),
 	REAL("h_max", h_max),
 	REAL("start_share", start_share),
+	NAME("method", method, parse_method, method_name),
+	INT("steps", steps),
+	INT("moves", moves),
+	INT("nodes", nodes),
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -101,10 +128,39 @@ static void level_id(const lat_level *lv, const lat_search_params *p, char id[40
 	if (p->stars.strategy == STARS_PERCENTILE)
 		n += snprintf(canon + n, sizeof canon - (size_t)n, " %.17g %.17g",
 			      p->stars.one_fraction, p->stars.two_fraction);
+	/* An estimated level's stats are a function of the puzzle and the
+	 * budgets (puzzle_long.h); exact ids stay as they were. */
+	if (lv->estimate)
+		n += snprintf(canon + n, sizeof canon - (size_t)n, "\nestimate %d %d %d", p->steps,
+			      p->moves, p->nodes);
 	uint8_t digest[SHA256_DIGEST_LEN];
 	sha256(canon, (size_t)n, digest);
 	memcpy(id, "lat_", 4);
 	sha256_hex(digest, 16, id + 4);
+}
+
+/*
+ * The level's evaluation for its stats, as a new object: an exact one
+ * (lat_result_json()) with "method": "exact" and "optimum" {score, proven:
+ * true}, or an estimate (lat_evaluation_json(): method, histogram and
+ * histogram_error, optimum, ...). NULL when out of memory.
+ */
+static json_t *level_evaluation_json(const lat_level *lv, const lat_search_params *p)
+{
+	if (lv->estimate) {
+		lat_eval_config cfg;
+		lat_long_config(p, &lv->seq, &cfg);
+		return lat_evaluation_json(lv->estimate, &lv->seq, &cfg);
+	}
+	json_t *stats = lat_result_json(&lv->eval, &lv->seq);
+	if (stats && (json_object_set_new(stats, "method", json_string("exact")) ||
+		      json_object_set_new(
+			      stats, "optimum",
+			      json_pack("{s:i, s:b}", "score", lv->eval.max_score, "proven", 1)))) {
+		json_decref(stats);
+		return NULL;
+	}
+	return stats;
 }
 
 json_t *lat_level_json(const lat_level *lv, const lat_search_params *p, uint64_t seed)
@@ -114,7 +170,7 @@ json_t *lat_level_json(const lat_level *lv, const lat_search_params *p, uint64_t
 	lat_seq_format(&lv->seq, seq);
 	const lat_result *ev = &lv->eval;
 
-	json_t *stats = lat_result_json(ev, &lv->seq);
+	json_t *stats = level_evaluation_json(lv, p);
 	if (!stats)
 		return NULL;
 	/* The evaluation's own identity keys belong to the puzzle. */
@@ -138,6 +194,23 @@ json_t *lat_level_json(const lat_level *lv, const lat_search_params *p, uint64_t
 				"value", lv->fitness.fitness, "h_fraction", lv->fitness.desc[0],
 				"rarity", lv->fitness.desc[1]);
 	if (!fit || json_object_set_new(stats, "fitness", fit)) {
+		json_decref(doc);
+		return NULL;
+	}
+	/* The reference solver's success at each star (solver.h). */
+	const lat_solver_result *sr = &lv->solver;
+	json_t *success = json_array();
+	for (int k = 0; success && k < 3; k++)
+		if (json_array_append_new(success,
+					  json_real(lat_solver_reach(sr, lv->thresholds[k])))) {
+			json_decref(success);
+			success = NULL;
+		}
+	json_t *solver =
+		success ? json_pack("{s:i, s:I, s:i, s:o}", "runs", sr->runs, "steps",
+				    (json_int_t)sr->steps, "best", sr->best, "success", success)
+			: NULL;
+	if (!solver || json_object_set_new(stats, "solver", solver)) {
 		json_decref(doc);
 		return NULL;
 	}

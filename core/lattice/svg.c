@@ -55,7 +55,7 @@ typedef struct picture {
 	char subtitle[160];
 	char caption[96]; /* above the fold */
 	chain fold;
-	long long hist[LAT_MAX_SCORE + 1];
+	double hist[LAT_MAX_SCORE + 1]; /* conformations per score; estimates are not integers */
 	int nhist;
 	int bands; /* 1 when t[] holds the three thresholds */
 	int t[3];
@@ -138,7 +138,7 @@ static int read_histogram(const json_t *obj, const char *where, picture *p, sf_e
 	for (size_t i = 0; i < n; i++) {
 		char at[64];
 		snprintf(at, sizeof at, "%s.histogram[%zu]", where, i);
-		if (svg_integer(json_array_get(h, i), 0, (long long)1e15, at, &p->hist[i], err))
+		if (svg_number(json_array_get(h, i), 0, 1e40, at, &p->hist[i], err))
 			return SF_EINVAL;
 	}
 	p->nhist = (int)n;
@@ -385,7 +385,7 @@ static void draw_cubic(svg_buf *b, const chain *c, double x, double y, double w,
 }
 
 /* A count in at most four characters and a suffix: 7, 486, 2.6k, 214k, 1.2M. */
-static void compact(long long v, char out[32])
+static void compact_int(long long v, char out[32])
 {
 	static const char suffix[] = " kMGTP";
 	int k = 0;
@@ -404,6 +404,15 @@ static void compact(long long v, char out[32])
 		snprintf(out, 32, "%lld%c", (v + scale / 2) / scale, suffix[k]);
 }
 
+/* Counts up to 1e15 as compact_int() writes them; past that (estimates) as 1.2e25. */
+static void compact(double v, char out[32])
+{
+	if (v < 1e15)
+		compact_int((long long)(v + 0.5), out);
+	else
+		snprintf(out, 32, "%.1e", v);
+}
+
 /*
  * log10(v + 1) to about six digits, from IEEE multiplications and divisions
  * only (each correctly rounded, so the same bits everywhere), where libm's
@@ -412,7 +421,7 @@ static void compact(long long v, char out[32])
  * integer part counts decades; each squaring of the mantissa in [1, 10)
  * yields one more binary digit of the fraction.
  */
-static double log_height(long long v)
+static double log_height(double v)
 {
 	double x = (double)v + 1;
 	int d = 0;
@@ -437,7 +446,7 @@ static void draw_histogram(svg_buf *b, const picture *p, int mark, double x, dou
 			   double h)
 {
 	double left = x + 52, right = x + w - 6, top = y + 34, bottom = y + h - 40;
-	long long most = 1;
+	double most = 1;
 	for (int s = 0; s < p->nhist; s++)
 		most = p->hist[s] > most ? p->hist[s] : most;
 	int decades = (int)log_height(most) + 1;
@@ -571,15 +580,20 @@ static char *render(const picture *p, sf_err *err)
 	return svg_end(&b, err);
 }
 
-static void describe(picture *p, long long conformations)
+static void describe(picture *p, double total)
 {
+	char conformations[32];
+	if (total < 1e15)
+		snprintf(conformations, sizeof conformations, "%lld", (long long)(total + 0.5));
+	else
+		snprintf(conformations, sizeof conformations, "%.2e", total);
 	if (p->bands)
 		snprintf(p->subtitle, sizeof p->subtitle,
-			 "%d residues, %lld conformations, stars at %d, %d and %d HH contacts",
+			 "%d residues, %s conformations, stars at %d, %d and %d HH contacts",
 			 p->fold.n, conformations, p->t[0], p->t[1], p->t[2]);
 	else
 		snprintf(p->subtitle, sizeof p->subtitle,
-			 "%d residues, %lld conformations, no star bands", p->fold.n,
+			 "%d residues, %s conformations, no star bands", p->fold.n,
 			 conformations);
 }
 
@@ -614,7 +628,7 @@ char *lat_level_svg(const json_t *level, sf_err *err)
 		snprintf(p->caption, sizeof p->caption, "Best fold: %d HH contacts",
 			 contacts(&p->fold));
 	}
-	long long total = 0;
+	double total = 0;
 	for (int s = 0; s < p->nhist; s++)
 		total += p->hist[s];
 	snprintf(p->title, sizeof p->title, "Lattice level %s (%s)", p->fold.seq,
@@ -650,7 +664,7 @@ char *lat_evaluation_svg(const json_t *evaluation, sf_err *err)
 	snprintf(where, sizeof where, "evaluation.examples.%s", key);
 	if (read_fold(json_object_get(examples, key), where, &p->fold, err))
 		goto done;
-	long long total = 0;
+	double total = 0;
 	for (int s = 0; s < p->nhist; s++)
 		total += p->hist[s];
 	snprintf(p->title, sizeof p->title, "Evaluation of %s (%s)", p->fold.seq,

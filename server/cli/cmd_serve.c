@@ -17,7 +17,8 @@
 
 static const char usage[] =
 	"usage: starforge serve [--listen HOST:PORT] [--db PATH] [--workers N] [--max-queue N]\n"
-	"                       [--job-threads N] [--eval-budget N] [--job-timeout S]\n"
+	"                       [--job-threads N] [--eval-budget N] [--estimate-steps N]\n"
+	"                       [--job-timeout S]\n"
 	"                       [--max-connections N] [--max-connections-per-ip N]\n"
 	"                       [--connection-timeout S] [--lease-seconds S] [--node NAME]\n"
 	"                       [--read-threads N]\n"
@@ -51,7 +52,13 @@ static const char usage[] =
 	"                      default 1)\n"
 	"  --eval-budget N     conformations one evaluation request may enumerate\n"
 	"                      (STARFORGE_EVAL_BUDGET; default 5e8: square length 22,\n"
-	"                      cubic 16); above it the request gets 422\n"
+	"                      cubic 16); above it the request gets 422 with\n"
+	"                      method=exact, an estimate with auto (the default)\n"
+	"  --estimate-steps N  work of one estimated evaluation request, 1e4..1e10\n"
+	"                      (STARFORGE_ESTIMATE_STEPS; default 1e8): flatPERM\n"
+	"                      growth steps; the optimum search gets N/5 moves and\n"
+	"                      N/2 branch-and-bound nodes (about 5 s at square\n"
+	"                      length 30 on two threads)\n"
 	"  --job-timeout S     seconds a job may run, 1..604800 (STARFORGE_JOB_TIMEOUT;\n"
 	"                      default 600); past it the job stops at its next\n"
 	"                      generation and fails with error 'timed_out: ...'\n"
@@ -101,6 +108,7 @@ enum {
 	OPT_MAX_QUEUE,
 	OPT_JOB_THREADS,
 	OPT_EVAL_BUDGET,
+	OPT_ESTIMATE_STEPS,
 	OPT_JOB_TIMEOUT,
 	OPT_MAX_CONNECTIONS,
 	OPT_MAX_CONNECTIONS_PER_IP,
@@ -124,6 +132,7 @@ static const struct {
 	[OPT_MAX_QUEUE] = { "--max-queue", "STARFORGE_MAX_QUEUE" },
 	[OPT_JOB_THREADS] = { "--job-threads", "STARFORGE_JOB_THREADS" },
 	[OPT_EVAL_BUDGET] = { "--eval-budget", "STARFORGE_EVAL_BUDGET" },
+	[OPT_ESTIMATE_STEPS] = { "--estimate-steps", "STARFORGE_ESTIMATE_STEPS" },
 	[OPT_JOB_TIMEOUT] = { "--job-timeout", "STARFORGE_JOB_TIMEOUT" },
 	[OPT_MAX_CONNECTIONS] = { "--max-connections", "STARFORGE_MAX_CONNECTIONS" },
 	[OPT_MAX_CONNECTIONS_PER_IP] = { "--max-connections-per-ip",
@@ -355,6 +364,7 @@ int cli_serve(int argc, char **argv)
 	cfg.lease_ms = (int)v[OPT_LEASE_SECONDS] * 1000;
 	cfg.read_threads = (int)v[OPT_READ_THREADS];
 	cfg.eval_budget = 5e8;
+	cfg.estimate_steps = 1e8;
 	cfg.max_body = 64 * 1024;
 	snprintf(cfg.db_path, sizeof cfg.db_path, "./data/starforge.db");
 
@@ -386,6 +396,12 @@ int cli_serve(int argc, char **argv)
 		cfg.eval_budget = strtod(s.value, &end);
 		if (!*s.value || *end || !(cfg.eval_budget >= 1 && cfg.eval_budget <= 1e12))
 			return bad_setting(&s, "is not a number in 1..1e12");
+	}
+	if ((s = pick(args, OPT_ESTIMATE_STEPS)).value) {
+		char *end;
+		cfg.estimate_steps = strtod(s.value, &end);
+		if (!*s.value || *end || !(cfg.estimate_steps >= 1e4 && cfg.estimate_steps <= 1e10))
+			return bad_setting(&s, "is not a number in 1e4..1e10");
 	}
 	/* The listen value is checked before anything else happens; binding it
 	 * comes last of the checks, so that no other bad option holds a port. */

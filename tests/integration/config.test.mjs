@@ -216,6 +216,7 @@ describe('configuration errors', () => {
     ['MAX_QUEUE', '--max-queue', '1e3', /is not an integer in 1\.\.100000/],
     ['JOB_THREADS', '--job-threads', '65', /is not an integer in 1\.\.64/],
     ['EVAL_BUDGET', '--eval-budget', 'lots', /is not a number in 1\.\.1e12/],
+    ['ESTIMATE_STEPS', '--estimate-steps', '1000', /is not a number in 1e4\.\.1e10/],
     ['JOB_TIMEOUT', '--job-timeout', ' 60', /is not an integer in 1\.\.604800/],
     ['MAX_CONNECTIONS', '--max-connections', '', /is not an integer in 1\.\.100000/],
     ['MAX_CONNECTIONS_PER_IP', '--max-connections-per-ip', '-1', /is not an integer in 0\.\.100000/],

@@ -95,8 +95,12 @@ test('a bad lattice, sequence or star rule is a 400 problem', async () => {
     '/v1/evaluations/Square/HPHP',
     '/v1/evaluations/square/HPXP',
     '/v1/evaluations/square/hphp',
-    `/v1/evaluations/square/${'HP'.repeat(17)}`, // 34 residues, over 32
+    `/v1/evaluations/square/${'HP'.repeat(33)}`, // 66 residues, over 64
+    `/v1/evaluations/cubic/${'HP'.repeat(25)}`, // 50 residues, over 48 on the cubic lattice
     '/v1/evaluations/square/HPHP?stars=gold',
+    '/v1/evaluations/square/HPHP?method=guess',
+    '/v1/evaluations/square/HPHP?seed=-1',
+    '/v1/evaluations/square/HPHP?seed=1.5',
   ]) {
     const problem = assertProblem(await request(server, path), 400, 'invalid-request');
     assert.equal(problem.instance, path.split('?')[0]);
@@ -117,11 +121,11 @@ test('the cache is in the database: after a restart the same request is still a 
   assert.deepEqual(delta(m0, await metrics(server)), { hits: 1, misses: 0, enums: 0 });
 });
 
-test('an evaluation over the work budget is a 422 problem, and costs nothing', async () => {
+test('an exact evaluation over the work budget is a 422 problem, and costs nothing', async () => {
   const small = await startServer({ args: ['--workers', '1', '--eval-budget', '1000'] });
   try {
     const m0 = await metrics(small);
-    const problem = assertProblem(await request(small, PATH), 422, 'over-budget');
+    const problem = assertProblem(await request(small, `${PATH}?method=exact`), 422, 'over-budget');
     assert.match(problem.detail, /budget/);
     assert.equal(problem.instance, PATH);
     assert.deepEqual(delta(m0, await metrics(small)), { hits: 0, misses: 0, enums: 0 });

@@ -204,8 +204,10 @@ test('the depth limit covers every JSON body: checks and uploads too, not CSV', 
 // [kind, params, field, the top of its range]: one over-limit value per
 // limited field of every kind (the table in docs/RELIABILITY.md).
 const PARAMS = [
-  ['lattice', { length: 21 }, 'length', 20],
-  ['lattice', { lattice: 'cubic', length: 15 }, 'length', 14],
+  ['lattice', { length: 65 }, 'length', 64],
+  ['lattice', { lattice: 'cubic', length: 49 }, 'length', 48],
+  ['lattice', { length: 21, method: 'exact' }, 'length', 20],
+  ['lattice', { lattice: 'cubic', length: 15, method: 'exact' }, 'length', 14],
   ['lattice', { algorithm: 'exhaustive', length: 19 }, 'length', 18],
   ['lattice', { population: 1001 }, 'population', 1000],
   ['lattice', { generations: 1001 }, 'generations', 1000],
