@@ -471,19 +471,25 @@ static void draw_histogram(svg_buf *b, const picture *p, int mark, double x, dou
 		}
 		svg_put(b, "\n");
 	}
-	/* Axes and decade grid lines. */
-	for (int d = 0; d <= decades; d++) {
-		long long v = 1;
-		for (int i = 0; i < d; i++)
-			v *= 10;
+	/* Axes and decade grid lines; past 12 decades (estimates of long
+	 * chains reach 1e26) a label every third line, so they stay apart. */
+	int label_every = decades > 12 ? 3 : 1;
+	double v = 1; /* 10^d: a double, since long chains pass 2^63 */
+	for (int d = 0; d <= decades; d++, v *= 10) {
 		double gy = bottom - ph * log_height(d ? v : 0) / decades;
-		char label[32];
-		compact(d ? v : 0, label);
 		svg_put(b,
-			"<line x1=\"%f\" y1=\"%f\" x2=\"%f\" y2=\"%f\" stroke=\"#e3e7ef\"/>"
-			"<text x=\"%f\" y=\"%f\" text-anchor=\"end\" fill=\"#5c6577\" "
-			"font-size=\"10\">%t</text>\n",
-			left, gy, right, gy, left - 5, gy + 3.5, label);
+			"<line x1=\"%f\" y1=\"%f\" x2=\"%f\" y2=\"%f\" "
+			"stroke=\"#e3e7ef\"/>",
+			left, gy, right, gy);
+		char label[32];
+		if (d % label_every == 0) {
+			compact(d ? v : 0, label);
+			svg_put(b,
+				"<text x=\"%f\" y=\"%f\" text-anchor=\"end\" fill=\"#5c6577\" "
+				"font-size=\"10\">%t</text>",
+				left - 5, gy + 3.5, label);
+		}
+		svg_put(b, "\n");
 	}
 	int every = p->nhist > 40 ? 10 : p->nhist > 20 ? 5 : 1;
 	for (int s = 0; s < p->nhist; s++) {
