@@ -139,6 +139,14 @@ typedef struct sf_kind {
 	 */
 	json_t *(*check)(const json_t *body, sf_err *err);
 	/*
+	 * Optional (NULL: the kind has no hint operation; the service answers
+	 * 404). Advises a player on a position: `body` as check's (digger:
+	 * {"level", "moves"}), the result a new reference saying the next tap
+	 * of an optimal play or how far to go back. Errors, purity and threads
+	 * as for check.
+	 */
+	json_t *(*hint)(const json_t *body, sf_err *err);
+	/*
 	 * Optional (NULL: the service answers 404 for the picture). Draws a
 	 * level of this kind, the document generate() put in "levels" (as the
 	 * service stores and serves it), as a standalone SVG image: malloc'ed,

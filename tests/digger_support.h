@@ -23,6 +23,7 @@
 #ifndef SF_TEST_DIGGER_SUPPORT_H
 #define SF_TEST_DIGGER_SUPPORT_H
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,86 @@ static inline dig_puzzle *dig_sample_puzzles(int per, int *n)
 			(*n)++;
 		}
 	return out;
+}
+
+/* ---- a breadth-first oracle over whole states ---- */
+
+/* What the oracles answer when no play wins. */
+#define NO_WIN 1000
+/* The bytes of a state that matter: all but turns_used (and the padding after it). */
+#define STATE_BYTES offsetof(dig_state, turns_used)
+
+typedef struct bfs_set {
+	dig_state *state; /* [cap] */
+	uint32_t *slot;   /* open addressing: 0 empty, else index + 1 */
+	uint64_t mask;
+	uint32_t n, cap;
+} bfs_set;
+
+static inline uint64_t state_hash(const dig_state *s)
+{
+	const uint8_t *p = (const uint8_t *)s;
+	uint64_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < STATE_BYTES; i++)
+		h = (h ^ p[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* Adds s unless present: 1 added, 0 present, -1 full. */
+static inline int bfs_add(bfs_set *set, const dig_state *s)
+{
+	uint64_t i = state_hash(s) & set->mask;
+	for (; set->slot[i]; i = (i + 1) & set->mask)
+		if (memcmp(&set->state[set->slot[i] - 1], s, STATE_BYTES) == 0)
+			return 0;
+	if (set->n == set->cap)
+		return -1;
+	set->state[set->n] = *s;
+	set->slot[i] = ++set->n;
+	return 1;
+}
+
+/*
+ * The fewest taps that win lv from the play state `from`, by breadth-first
+ * search over distinct whole states with nothing but the rules engine:
+ * NO_WIN when the reachable states hold no win, -1 when more than
+ * max_states are reachable before the answer is known.
+ */
+static inline int bfs_from(const dig_level *lv, const dig_state *from, uint32_t max_states)
+{
+	bfs_set set = { .cap = max_states, .mask = 1 };
+	while (set.mask + 1 < 2 * (uint64_t)max_states)
+		set.mask = set.mask * 2 + 1;
+	/* calloc, not malloc: gcc cannot see that bfs_add() fills before it reads */
+	set.state = calloc(max_states, sizeof *set.state);
+	set.slot = calloc(set.mask + 1, sizeof *set.slot);
+	if (!set.state || !set.slot) {
+		fprintf(stderr, "bfs_from: out of memory for %u states\n", max_states);
+		abort();
+	}
+	dig_state s = *from;
+	dig_cmd cmd;
+	int answer = dig_won(&s) ? 0 : NO_WIN;
+	bfs_add(&set, &s);
+	for (uint32_t lo = 0, depth = 1; answer == NO_WIN && lo < set.n; depth++) {
+		uint32_t hi = set.n;
+		for (uint32_t i = lo; i < hi && answer == NO_WIN; i++) {
+			s = set.state[i];
+			for (int slot = 0; slot < dig_slots(lv) && answer == NO_WIN; slot++) {
+				if (dig_arrow_do(lv, &s, slot, &cmd) != 0)
+					continue;
+				if (dig_won(&s))
+					answer = (int)depth;
+				else if (bfs_add(&set, &s) < 0)
+					answer = -1;
+				dig_arrow_undo(&s, &cmd);
+			}
+		}
+		lo = hi;
+	}
+	free(set.state);
+	free(set.slot);
+	return answer;
 }
 
 #endif

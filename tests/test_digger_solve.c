@@ -43,7 +43,6 @@ typedef struct brute {
 	long max_nodes; /* give up beyond this */
 } brute;
 
-#define NO_WIN 1000
 
 static void brute_dfs(brute *b, int depth)
 {
@@ -72,79 +71,14 @@ static int brute_force(const dig_level *lv, long max_nodes)
 	return b.nodes > max_nodes ? -1 : b.best;
 }
 
-/* ---- the breadth-first oracle ---- */
+/* ---- the breadth-first oracle (bfs_from(), digger_support.h) ---- */
 
-/* The bytes of a state that matter: all but turns_used (and the padding after it). */
-#define STATE_BYTES offsetof(dig_state, turns_used)
-
-typedef struct bfs_set {
-	dig_state *state; /* [cap] */
-	uint32_t *slot;   /* open addressing: 0 empty, else index + 1 */
-	uint64_t mask;
-	uint32_t n, cap;
-} bfs_set;
-
-static uint64_t state_hash(const dig_state *s)
-{
-	const uint8_t *p = (const uint8_t *)s;
-	uint64_t h = 1469598103934665603ULL;
-	for (size_t i = 0; i < STATE_BYTES; i++)
-		h = (h ^ p[i]) * 1099511628211ULL;
-	return h;
-}
-
-/* Adds s unless present: 1 added, 0 present, -1 full. */
-static int bfs_add(bfs_set *set, const dig_state *s)
-{
-	uint64_t i = state_hash(s) & set->mask;
-	for (; set->slot[i]; i = (i + 1) & set->mask)
-		if (memcmp(&set->state[set->slot[i] - 1], s, STATE_BYTES) == 0)
-			return 0;
-	if (set->n == set->cap)
-		return -1;
-	set->state[set->n] = *s;
-	set->slot[i] = ++set->n;
-	return 1;
-}
-
-/*
- * The fewest taps that win lv by breadth-first search over distinct states,
- * NO_WIN when the reachable states hold no win, -1 when more than
- * max_states are reachable before the answer is known.
- */
+/* The fewest taps that win lv from its start: bfs_from() of the initial state. */
 static int bfs_oracle(const dig_level *lv, uint32_t max_states)
 {
-	bfs_set set = { .cap = max_states, .mask = 1 };
-	while (set.mask + 1 < 2 * (uint64_t)max_states)
-		set.mask = set.mask * 2 + 1;
-	set.state = malloc((size_t)max_states * sizeof *set.state);
-	set.slot = calloc(set.mask + 1, sizeof *set.slot);
-	assert_non_null(set.state);
-	assert_non_null(set.slot);
 	dig_state s;
-	dig_cmd cmd;
 	dig_state_init(lv, &s);
-	int answer = dig_won(&s) ? 0 : NO_WIN;
-	bfs_add(&set, &s);
-	for (uint32_t lo = 0, depth = 1; answer == NO_WIN && lo < set.n; depth++) {
-		uint32_t hi = set.n;
-		for (uint32_t i = lo; i < hi && answer == NO_WIN; i++) {
-			s = set.state[i];
-			for (int slot = 0; slot < dig_slots(lv) && answer == NO_WIN; slot++) {
-				if (dig_arrow_do(lv, &s, slot, &cmd) != 0)
-					continue;
-				if (dig_won(&s))
-					answer = (int)depth;
-				else if (bfs_add(&set, &s) < 0)
-					answer = -1;
-				dig_arrow_undo(&s, &cmd);
-			}
-		}
-		lo = hi;
-	}
-	free(set.state);
-	free(set.slot);
-	return answer;
+	return bfs_from(lv, &s, max_states);
 }
 
 /* ---- random levels ---- */

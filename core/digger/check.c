@@ -57,12 +57,15 @@ typedef struct play {
 	uint8_t taps[DIG_MAX_MOVES];
 	int ntaps;
 	dig_state s;
-	dig_cmd cmd;
 	dig_solve_result opt;
 } play;
 
-/* Reads the body into p (level and moves). */
-static int read_body(const json_t *body, play *p, sf_err *err)
+/*
+ * Reads a body {"level", "moves"} (the check's and the hint's) into `lv`
+ * and taps[0..*ntaps-1] (room for DIG_MAX_MOVES). 0, or SF_EINVAL naming
+ * the JSON path of the first problem. See codec.h.
+ */
+int dig_play_read(const json_t *body, dig_level *lv, uint8_t *taps, int *ntaps, sf_err *err)
 {
 	if (!json_is_object(body))
 		return sf_err_set(err, SF_EINVAL,
@@ -81,28 +84,35 @@ static int read_body(const json_t *body, play *p, sf_err *err)
 					  q);
 		}
 	}
-	int rc = dig_level_from_json(json_object_get(body, "level"), "level", &p->lv, err);
+	int rc = dig_level_from_json(json_object_get(body, "level"), "level", lv, err);
 	if (rc)
 		return rc;
-	return dig_taps_from_json(json_object_get(body, "moves"), "moves", &p->lv, p->taps,
-				  DIG_MAX_MOVES, &p->ntaps, err);
+	return dig_taps_from_json(json_object_get(body, "moves"), "moves", lv, taps,
+				  DIG_MAX_MOVES, ntaps, err);
 }
 
-/* Plays the moves; SF_EINVAL naming the first that cannot be played. */
-static int replay(play *p, sf_err *err)
+/*
+ * Plays taps[0..ntaps-1] from the start of `lv` into *s. 0, or SF_EINVAL
+ * naming the first move that cannot be played ("moves[3]: this tap is not
+ * allowed: ...", or a move after the level was already solved); *s is then
+ * the state before that move. See codec.h.
+ */
+int dig_play_replay(const dig_level *lv, const uint8_t *taps, int ntaps, dig_state *s,
+		    sf_err *err)
 {
 	uint32_t tapped = 0; /* bit i: slot i tapped before */
-	dig_state_init(&p->lv, &p->s);
-	for (int i = 0; i < p->ntaps; i++) {
-		if (dig_won(&p->s))
+	dig_cmd cmd;
+	dig_state_init(lv, s);
+	for (int i = 0; i < ntaps; i++) {
+		if (dig_won(s))
 			return sf_err_set(err, SF_EINVAL,
 					  "moves[%d]: the level is already solved after moves[%d]",
 					  i, i - 1);
-		int slot = p->taps[i];
-		if (dig_arrow_do(&p->lv, &p->s, slot, &p->cmd) != 0)
-			return sf_err_set(
-				err, SF_EINVAL, "moves[%d]: this tap is not allowed: %s", i,
-				dig_arrow_refusal(&p->lv, &p->s, slot, (tapped >> slot) & 1u));
+		int slot = taps[i];
+		if (dig_arrow_do(lv, s, slot, &cmd) != 0)
+			return sf_err_set(err, SF_EINVAL,
+					  "moves[%d]: this tap is not allowed: %s", i,
+					  dig_arrow_refusal(lv, s, slot, (tapped >> slot) & 1u));
 		tapped |= UINT32_C(1) << slot;
 	}
 	return 0;
@@ -143,7 +153,8 @@ json_t *dig_check_json(const json_t *body, sf_err *err)
 		return NULL;
 	}
 	json_t *doc = NULL;
-	if (read_body(body, p, err) || replay(p, err) ||
+	if (dig_play_read(body, &p->lv, p->taps, &p->ntaps, err) ||
+	    dig_play_replay(&p->lv, p->taps, p->ntaps, &p->s, err) ||
 	    dig_solve(&p->lv, dig_check_solver_states(), &p->opt, err))
 		goto done;
 	int gold_total = dig_gold_count(&p->lv);

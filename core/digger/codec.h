@@ -93,6 +93,33 @@ int dig_thresholds(const dig_level *lv, int optimum, int thresholds[3], sf_err *
  */
 json_t *dig_check_json(const json_t *body, sf_err *err);
 
+/*
+ * The body of a check or a hint, {"level": description, "moves": [...]}:
+ * the level into `lv`, the moves as slots into taps[0..*ntaps-1] (room for
+ * DIG_MAX_MOVES). 0, or SF_EINVAL naming the JSON path of the first
+ * problem ("body: ...", "level.turns: ...", "moves[2].side: ...").
+ */
+int dig_play_read(const json_t *body, dig_level *lv, uint8_t *taps, int *ntaps, sf_err *err);
+
+/*
+ * Replays taps[0..ntaps-1] from the start of `lv` into *s: 0, or SF_EINVAL
+ * naming the first move that cannot be played ("moves[3]: this tap is not
+ * allowed: the arrow has no uses left"), also a move made after the level
+ * was already solved.
+ */
+int dig_play_replay(const dig_level *lv, const uint8_t *taps, int ntaps, dig_state *s,
+		    sf_err *err);
+
+/*
+ * The hint operation behind POST /v1/digger/hint (hint.c): body as the
+ * check's. The answer says whether the position after the moves can still
+ * win and the next tap of an optimal play, or how many taps to undo to get
+ * back to a winnable position (docs/digger.md, "## Hints"). A new object,
+ * or NULL with SF_EINVAL naming the JSON path of the first problem, or
+ * SF_ENOMEM. Thread-safe; a pure function of the body.
+ */
+json_t *dig_hint_json(const json_t *body, sf_err *err);
+
 /* The solver budget of dig_check_json(): the largest of the difficulties'
  * solver_states (dig_gen_params_default). */
 uint64_t dig_check_solver_states(void);

@@ -196,6 +196,53 @@ enum { DIG_SOLVED = 1, DIG_UNSOLVABLE = 0, DIG_UNKNOWN = -1 };
 /* Exhaustive search for the fewest taps that collect all the gold, at
  * most `max_states` distinct states. SF_ENOMEM on allocation failure. */
 int dig_solve(const dig_level *lv, uint64_t max_states, dig_solve_result *out, sf_err *err);
+/*
+ * dig_solve() from the play state `from` (reached by the engine from the
+ * start of `lv`) instead of the start: out->turns and out->taps are the
+ * taps still needed from `from` (0 when it is already won). dig_solve(lv)
+ * is dig_solve_from() of the initial state, result for result.
+ */
+int dig_solve_from(const dig_level *lv, const dig_state *from, uint64_t max_states,
+		   dig_solve_result *out, sf_err *err);
+
+/* ---- hints (hint.c) ---- */
+
+/* The undo search of a dead position stops (undo_status DIG_UNKNOWN) once
+ * its solves together expanded this many times max_states states. */
+#define DIG_HINT_UNDO_WORK 4
+
+/* What a hint found for the position after a play's taps. */
+typedef struct dig_hint {
+	int status; /* the position: DIG_SOLVED winnable (or won), DIG_UNSOLVABLE
+		     * dead (proved), DIG_UNKNOWN (budget) */
+	bool won;   /* the position is already won (status DIG_SOLVED, plan of 0 taps) */
+	/* Dead positions: the fewest taps to undo to reach a winnable one
+	 * (the prefix of ntaps - undo taps), or -1 when none was found (the
+	 * level cannot be won at all: undo_status DIG_UNSOLVABLE; or a solve
+	 * or the undo search ran out of budget first: DIG_UNKNOWN). 0 for a
+	 * winnable position, -1 when the position's own solve ran out of
+	 * budget. */
+	int undo;
+	int undo_status;
+	/* An optimal play from the position (winnable) or from the position
+	 * after the undo (dead, undo >= 0): status DIG_SOLVED, turns and taps.
+	 * Otherwise status is not DIG_SOLVED. */
+	dig_solve_result plan;
+	uint64_t states; /* states expanded by every solve together */
+} dig_hint;
+
+/*
+ * The hint for the position after taps[0..ntaps-1] (played from the start
+ * of `lv`): solves from it within `max_states`; when it is dead, solves
+ * from the shorter prefixes (each within `max_states`), one tap undone at
+ * a time, until one is winnable or DIG_HINT_UNDO_WORK * max_states states
+ * were expanded in all. Deterministic. 0 with *out filled; SF_EINVAL when `lv` fails
+ * dig_level_check, a tap cannot be played or a tap follows a win (no
+ * messages naming JSON paths: dig_hint_json replays with the check's);
+ * SF_ENOMEM from the solver.
+ */
+int dig_hint_find(const dig_level *lv, const uint8_t *taps, int ntaps, uint64_t max_states,
+		  dig_hint *out, sf_err *err);
 
 /* ---- generator (generate.c) ---- */
 

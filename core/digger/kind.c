@@ -1,7 +1,7 @@
 /*
  * kind.c - the digger kind's entry in the registry (core/kinds.h): its
  * params (through core/params), the generation job and its result
- * document, and the check operation.
+ * document, and the check and hint operations (check.c, hint.c).
  *
  * Who runs where. A job makes params.count puzzles, each from its own seed
  * (rng_split of the job's seed by the puzzle's index), so a puzzle depends
@@ -465,6 +465,7 @@ const sf_kind dig_kind_def = {
 	.params_free = digger_params_free,
 	.generate = digger_generate,
 	.check = dig_check_json,
+	.hint = dig_hint_json,
 	.level_svg = dig_level_svg,
 	.filters = digger_filters,
 };

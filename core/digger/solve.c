@@ -1,6 +1,7 @@
 /*
  * solve.c - the exhaustive solver: a best-first search over taps from the
- * start that returns the fewest taps collecting all the gold.
+ * start (or from any play state the engine reached, dig_solve_from, for
+ * hints) that returns the fewest taps collecting all the gold.
  *
  * The solver knows no rules. Every transition is dig_arrow_do() on a state
  * the solver rebuilt, followed by dig_arrow_undo(); it is therefore an
@@ -50,7 +51,12 @@
  * node's g, and turns_left is a function of g and the key (the budget,
  * minus g, plus what spent cells gave), so the same key reached in more
  * taps is dominated. Both are stored per node so that the state is rebuilt
- * exactly.
+ * exactly. Searching from a later play state changes none of this: the
+ * layout (gold cells, one-shot cells, webs, live slots) is worked out from
+ * the level and covers every reachable state, g counts taps from that
+ * state, fields left out of the key are copied from it, and the bound and
+ * the dominance test read turns_left and uses from each state, never from
+ * the level.
  *
  * Nodes live in arrays (key bytes, parent, tap, g, turns_left, and a link
  * to the previous node with the same rest). Open nodes wait in one LIFO
@@ -110,7 +116,8 @@ typedef struct solver {
 	bool one_shot[DIG_MAX_CELLS];  /* the gift ends once the cell is spent */
 	uint64_t line[DIG_MAX_ARROWS]; /* cells slot i acts on that can step its way */
 	uint64_t grid;                 /* every cell */
-	dig_state start;
+	dig_state start;               /* the level's initial state: what cells give */
+	dig_state from;                /* where the search starts: decode's base */
 
 	/* nodes */
 	uint8_t *keys;
@@ -173,7 +180,7 @@ static void encode(const solver *sv, const dig_state *s, uint8_t *key)
 static void decode(const solver *sv, const uint8_t *key, int g, int turns_left, dig_state *s)
 {
 	const dig_rules *r = &sv->lv->rules;
-	*s = sv->start;
+	*s = sv->from;
 	const uint8_t *p = key;
 	memcpy(s->pos, p, (size_t)sv->machines);
 	p += sv->machines;
@@ -209,7 +216,7 @@ static void decode(const solver *sv, const uint8_t *key, int g, int turns_left, 
 	for (int i = 0; i < sv->nlive; i++)
 		s->uses[sv->live_slot[i]] = p[i];
 	s->next_gold = (uint8_t)(1 + collected);
-	s->turns_used = (int16_t)g;
+	s->turns_used = (int16_t)(sv->from.turns_used + g);
 	s->turns_left = (int16_t)turns_left;
 }
 
@@ -558,6 +565,9 @@ static int offer(solver *sv, const uint8_t *key, const dig_state *st, uint32_t f
 	return push(&sv->open[nf < F_MAX ? nf : F_MAX - 1], n);
 }
 
+static int solve(const dig_level *lv, const dig_state *from, uint64_t max_states,
+		 dig_solve_result *out, sf_err *err);
+
 /*
  * Searches for the fewest taps that collect all the gold of `lv`. Fills
  * `out`: status DIG_SOLVED with turns and taps (one optimal sequence,
@@ -570,6 +580,28 @@ static int offer(solver *sv, const uint8_t *key, const dig_state *st, uint32_t f
  * stored state (keys are mostly 16..48 bytes).
  */
 int dig_solve(const dig_level *lv, uint64_t max_states, dig_solve_result *out, sf_err *err)
+{
+	return solve(lv, NULL, max_states, out, err);
+}
+
+/*
+ * dig_solve() from the play state `from` instead of the start: the same
+ * search, with g counted from `from` (out->turns and out->taps are the taps
+ * still needed). `from` must be a state the engine reached from the start
+ * of `lv` (dig_state_init, then dig_arrow_do): the key layout and what
+ * cells give are worked out from the level, which stays right for every
+ * such state, and the bound and the dominance test read turns_left and
+ * uses from each state. A won `from` gives DIG_SOLVED with 0 taps.
+ */
+int dig_solve_from(const dig_level *lv, const dig_state *from, uint64_t max_states,
+		   dig_solve_result *out, sf_err *err)
+{
+	return solve(lv, from, max_states, out, err);
+}
+
+/* Both: from NULL is the level's initial state. */
+static int solve(const dig_level *lv, const dig_state *from, uint64_t max_states,
+		 dig_solve_result *out, sf_err *err)
 {
 	uint8_t key[KEY_MAX];
 	dig_state s;
@@ -584,16 +616,17 @@ int dig_solve(const dig_level *lv, uint64_t max_states, dig_solve_result *out, s
 		max_states = UINT32_MAX - 1;
 	solver sv = { .lv = lv };
 	layout(&sv);
+	sv.from = from ? *from : sv.start;
 	sv.by_key.len = sv.key_len;
 	sv.by_rest.len = sv.rest_len;
 	if (grow_nodes(&sv) != 0 || grow_table(&sv.by_key) != 0 || grow_table(&sv.by_rest) != 0)
 		goto fail;
-	if (bound(&sv, &sv.start) < 0) {
+	if (bound(&sv, &sv.from) < 0) {
 		out->status = DIG_UNSOLVABLE;
 		goto done;
 	}
-	encode(&sv, &sv.start, key);
-	if ((rc = offer(&sv, key, &sv.start, 0, 0, 0, 0, max_states)) != 0)
+	encode(&sv, &sv.from, key);
+	if ((rc = offer(&sv, key, &sv.from, 0, 0, 0, 0, max_states)) != 0)
 		goto stop;
 	for (int f = 0; f < F_MAX; f++) {
 		bucket *open = &sv.open[f];

@@ -1,6 +1,8 @@
 /*
  * checks.c - POST /v1/{kind}/check: a player's attempt at a level, rated by
- * the kind's check operation (sf_kind.check, core/kinds.h).
+ * the kind's check operation (sf_kind.check, core/kinds.h); and POST
+ * /v1/{kind}/hint, advice on a position from the kind's hint operation
+ * (sf_kind.hint), which runs the same way.
  *
  * Who runs where. The handler (loop thread) finds the kind in the registry
  * and copies the body (already bounded by the HTTP layer's body limit) into
@@ -8,8 +10,10 @@
  * may run a solver and so never runs on the loop thread; the after-work
  * callback (loop thread) answers. The worker owns the JSON it parses, so no
  * jansson value is shared between threads. Nothing here knows any kind's
- * name or body format: a kind without a check operation gets 404.
+ * name or body format: a kind without a check (or hint) operation gets 404.
+ * Checks and hints share the limit on operations in flight.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +26,7 @@ typedef struct check_job {
 	service *svc;
 	http_req *req;
 	const sf_kind *kind;
+	bool hint; /* the hint operation, not the check */
 	char *body; /* a copy of the request body, NUL-terminated */
 	size_t len;
 	json_t *result; /* the check's answer, from the worker */
@@ -39,7 +44,7 @@ static void check_work(uv_work_t *w)
 		c->bad_json = 1;
 		return;
 	}
-	c->result = c->kind->check(body, &c->err);
+	c->result = c->hint ? c->kind->hint(body, &c->err) : c->kind->check(body, &c->err);
 	json_decref(body);
 }
 
@@ -56,6 +61,9 @@ static void check_after(uv_work_t *w, int status)
 				c->jerr.line, c->jerr.column);
 	else if (c->result)
 		respond_json(c->req, 200, c->result, h); /* consumes the result */
+	else if (c->err.code == SF_EINVAL && c->hint)
+		respond_problem(c->req, 422, "invalid-hint", "Invalid hint request", NULL, "%s",
+				c->err.msg);
 	else if (c->err.code == SF_EINVAL)
 		respond_problem(c->req, 422, "invalid-check", "Invalid check request", NULL, "%s",
 				c->err.msg);
@@ -67,21 +75,17 @@ static void check_after(uv_work_t *w, int status)
 		service_stop(svc); /* it waits for checks in flight */
 }
 
-/*
- * POST /v1/{kind}/check (loop thread): 404 for an unknown kind or one
- * without a check operation, 503 while stopping, 429 past 4 checks per
- * worker; otherwise queues the check on the worker pool and answers from
- * check_after (200, 400 invalid-json, 422 invalid-check or 500).
- */
-void kinds_check(service *svc, http_req *r, const route_match *m)
+/* The check or the hint (loop thread); see kinds_check and kinds_hint. */
+static void start_operation(service *svc, http_req *r, const route_match *m, bool hint)
 {
 	const char *name = route_param(m, "kind");
 	const sf_kind *kind = sf_kind_find(name);
-	if (!kind || !kind->check) {
+	if (!kind || !(hint ? kind->hint : kind->check)) {
 		char kinds[128];
 		if (kind)
 			respond_problem(r, 404, "not-found", "Not found", NULL,
-					"kind '%s' has no check operation", name);
+					"kind '%s' has no %s operation", name,
+					hint ? "hint" : "check");
 		else
 			respond_problem(r, 404, "not-found", "Not found", NULL,
 					"no level kind '%s' (kinds: %s)", name,
@@ -112,7 +116,9 @@ void kinds_check(service *svc, http_req *r, const route_match *m)
 	}
 	memcpy(copy, body ? body : "", len);
 	copy[len] = '\0';
-	*c = (check_job){ .svc = svc, .req = r, .kind = kind, .body = copy, .len = len };
+	*c = (check_job){
+		.svc = svc, .req = r, .kind = kind, .hint = hint, .body = copy, .len = len
+	};
 	c->work.data = c;
 	if (uv_queue_work(svc->loop, &c->work, check_work, check_after)) {
 		free(copy);
@@ -123,4 +129,25 @@ void kinds_check(service *svc, http_req *r, const route_match *m)
 	}
 	svc->checks_running++;
 	/* Not answered yet: http.c suspends the request until check_after answers. */
+}
+
+/*
+ * POST /v1/{kind}/check (loop thread): 404 for an unknown kind or one
+ * without a check operation, 503 while stopping, 429 past 4 checks and
+ * hints per worker; otherwise queues the check on the worker pool and
+ * answers from check_after (200, 400 invalid-json, 422 invalid-check or
+ * 500).
+ */
+void kinds_check(service *svc, http_req *r, const route_match *m)
+{
+	start_operation(svc, r, m, false);
+}
+
+/*
+ * POST /v1/{kind}/hint (loop thread): as kinds_check, with the kind's hint
+ * operation; a refused body answers 422 invalid-hint.
+ */
+void kinds_hint(service *svc, http_req *r, const route_match *m)
+{
+	start_operation(svc, r, m, true);
 }

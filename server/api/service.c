@@ -471,6 +471,7 @@ static const route routes[] = {
 	{ "GET", "/", "web.index", H(web_index) },
 	{ "GET", "/web/{file}", "web.file", H(web_file) },
 	{ "POST", "/v1/{kind}/check", "kinds.check", H(kinds_check) },
+	{ "POST", "/v1/{kind}/hint", "kinds.hint", H(kinds_hint) },
 };
 
 /*
@@ -480,8 +481,8 @@ static const route routes[] = {
  * named in one of the first two lists, or the service refuses to start.
  */
 const char *const service_writing_routes[] = { "jobs.submit", "jobs.cancel", NULL };
-/* Not GET, but changing nothing: a check only computes. */
-const char *const service_computing_routes[] = { "kinds.check", NULL };
+/* Not GET, but changing nothing: a check or a hint only computes. */
+const char *const service_computing_routes[] = { "kinds.check", "kinds.hint", NULL };
 /* Open even with --auth-reads: probes, the API document, the dashboard's files. */
 const char *const service_public_routes[] = { "healthz",   "readyz",   "openapi", "openapi.json",
 					      "web.index", "web.file", NULL };

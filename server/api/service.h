@@ -239,8 +239,10 @@ void levels_list(service *svc, http_req *r, const route_match *m);
 void evaluations_get(service *svc, http_req *r, const route_match *m);
 /* evaluations.c: GET /v1/evaluations/{lattice}/{sequence}.svg, its picture. */
 void evaluations_svg(service *svc, http_req *r, const route_match *m);
-/* checks.c: POST /v1/{kind}/check, through the kind's check operation. */
+/* checks.c: POST /v1/{kind}/check and /v1/{kind}/hint, through the kind's
+ * check and hint operations. */
 void kinds_check(service *svc, http_req *r, const route_match *m);
+void kinds_hint(service *svc, http_req *r, const route_match *m);
 /* resources.c: route_match.arg is the route's sf_resource_kind. */
 void resources_upload(service *svc, http_req *r, const route_match *m);
 void resources_get(service *svc, http_req *r, const route_match *m);

@@ -12,6 +12,7 @@ import {
   assertProblem,
   assertValid,
   getJson,
+  largestDiggerLevel,
   removeDir,
   request,
   startServer,
@@ -139,18 +140,7 @@ test('check: the largest hand-made level the reader takes is answered promptly, 
   // 10 x 6, six machines, every arrow at 255 uses, webs over gold needing
   // 255 visits: a search space no budget covers. The solver must stop at
   // its bound and the answer must still be a valid result.
-  const arrows = [];
-  for (const side of ['left', 'right']) for (let index = 0; index < 6; index++) arrows.push({ side, index, uses: 255 });
-  for (const side of ['top', 'bottom']) for (let index = 0; index < 10; index++) arrows.push({ side, index, uses: 255 });
-  const machines = [0, 1, 2, 3, 4, 5].map((i) => ({ x: i, y: i }));
-  const cells = [];
-  const gold = [];
-  for (let x = 6; x < 10; x++)
-    for (let y = 0; y < 6; y++) {
-      cells.push({ x, y, terrain: 'web', param: 255 });
-      gold.push({ x, y });
-    }
-  const level = { width: 10, height: 6, turns: 96, rules: { no_backtrack: false }, machines, cells, gold, arrows };
+  const level = largestDiggerLevel();
   const started = Date.now();
   const res = await check({ level, moves: [{ side: 'left', index: 0 }] });
   assert.equal(res.status, 200, res.text);

@@ -502,3 +502,24 @@ export function assertValid(name, doc) {
     assert.fail(`not valid against schema/${file}:\n  ${errors}\ndocument: ${JSON.stringify(doc).slice(0, 2000)}`);
   }
 }
+
+/**
+ * The largest digger level the reader takes, built by hand: 10 x 6, six
+ * machines on the diagonal, every arrow at 255 uses, webs over gold needing
+ * 255 visits each on the right four columns: a search space no solver
+ * budget covers (the check's and the hint's bounded-solver tests).
+ */
+export function largestDiggerLevel() {
+  const arrows = [];
+  for (const side of ['left', 'right']) for (let index = 0; index < 6; index++) arrows.push({ side, index, uses: 255 });
+  for (const side of ['top', 'bottom']) for (let index = 0; index < 10; index++) arrows.push({ side, index, uses: 255 });
+  const machines = [0, 1, 2, 3, 4, 5].map((i) => ({ x: i, y: i }));
+  const cells = [];
+  const gold = [];
+  for (let x = 6; x < 10; x++)
+    for (let y = 0; y < 6; y++) {
+      cells.push({ x, y, terrain: 'web', param: 255 });
+      gold.push({ x, y });
+    }
+  return { width: 10, height: 6, turns: 96, rules: { no_backtrack: false }, machines, cells, gold, arrows };
+}

@@ -163,9 +163,11 @@ test('openapi.yaml describes exactly the routes of the route table', () => {
   // ...and three for every uploaded-resource type a kind declares (upload, get, list)
   // (core/<kind>/kind.c: `.collection = "px-models"`, served by server/api/resources.c).
   // The generic POST /v1/{kind}/check is described once per kind with a
-  // check operation (core/<kind>/kind.c: `.check = ...`).
+  // check operation (core/<kind>/kind.c: `.check = ...`), POST
+  // /v1/{kind}/hint once per kind with a hint operation (`.hint = ...`).
   const core = path.join(ROOT, 'core');
   const checking = [];
+  const hinting = [];
   for (const dir of fs.readdirSync(core)) {
     const kind = path.join(core, dir, 'kind.c');
     if (!fs.existsSync(kind)) continue;
@@ -173,12 +175,15 @@ test('openapi.yaml describes exactly the routes of the route table', () => {
     for (const [, c] of text.matchAll(/\.collection = "([^"]+)"/g))
       table.push(`post /v1/${c}`, `get /v1/${c}/{name}`, `get /v1/${c}`);
     if (/\.check = /.test(text)) checking.push(/\.name = "([^"]+)"/.exec(text)[1]);
+    if (/\.hint = /.test(text)) hinting.push(/\.name = "([^"]+)"/.exec(text)[1]);
   }
   for (const route of table.filter((r) => r.includes('{kind}'))) {
     table.splice(table.indexOf(route), 1);
-    for (const kind of checking) table.push(route.replace('{kind}', kind));
+    const kinds = route.endsWith('/hint') ? hinting : checking;
+    for (const kind of kinds) table.push(route.replace('{kind}', kind));
   }
   assert.ok(table.includes('post /v1/digger/check'), 'the digger kind has a check operation');
+  assert.ok(table.includes('post /v1/digger/hint'), 'the digger kind has a hint operation');
   assert.ok(table.includes('post /v1/px-models'), 'the racetrack kind declares px-models');
   // The paths of openapi.yaml: "  /path:" then "    method:" lines.
   const yaml = fs.readFileSync(path.join(ROOT, 'openapi.yaml'), 'utf8');

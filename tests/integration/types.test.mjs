@@ -6,6 +6,7 @@
 // (every $ref must resolve inside that one document), then real bodies
 // captured from the running service (a level of each kind, a job in each
 // state, listing pages, problems, check answers of digger, lattice and racetrack,
+// the digger hint's answer,
 // evaluation answers, and the job
 // submissions themselves) are written into a .ts file, each as
 // `const x = <body> satisfies <generated type>;`, and `tsc --strict` compiles
@@ -146,6 +147,11 @@ async function capture() {
       out.push(['diggerCheckRequest', 'components["schemas"]["DiggerCheckRequest"]',
         { level: level.puzzle, moves: level.solution.optimal.taps }]);
       out.push(['diggerCheck', 'components["schemas"]["DiggerCheckResult"]', res.body]);
+      const hintBody = { level: level.puzzle, moves: level.solution.optimal.taps.slice(0, 1) };
+      const hint = await request(server, '/v1/digger/hint', { method: 'POST', json: hintBody });
+      assert.equal(hint.status, 200, hint.text);
+      out.push(['diggerHintRequest', 'components["schemas"]["DiggerHintRequest"]', hintBody]);
+      out.push(['diggerHint', 'components["schemas"]["DiggerHintResult"]', hint.body]);
     }
     if (kind === 'lattice') {
       const body = { level, fold: level.solution.band_folds.two };
