@@ -61,11 +61,13 @@ test('the README examples run in order against a fresh service, each answering a
   assert.match(designer, /"name":"june"/);
   assert.match(designer, /"sequence":"HPHPPHHPHPPHPHHP"/);
 
-  // Game client: the level, its picture, a listing page and the check of the optimal play.
+  // Game client: the level, its picture, a listing page, a hint and the check of the optimal play.
   const client = out.slice(out.indexOf('=== A game client'), out.indexOf('=== A dashboard'));
   assert.match(client, /"id":"dig_[0-9a-f]{32}"/);
   assert.match(client, /<svg[\s>]/);
   assert.match(client, /"levels":\[\{"id":"dig_/);
+  // The hint after the optimal play's first tap: winnable, a tap to make.
+  assert.match(client, /"winnable":true,.*"hint":\{"side":"[a-z]+","index":\d+\}/);
   const check = JSON.parse(client.trim().split('\n').pop());
   assert.equal(check.solved, true, JSON.stringify(check));
   assert.equal(check.stars, 3, JSON.stringify(check));
