@@ -56,6 +56,21 @@ static void search_ok(const lat_search_params *p, const lat_search_opts *o, lat_
 		fail_msg("lat_search_run: %s", err.msg);
 }
 
+/*
+ * Three levels from a small square-lattice search at `length` with
+ * `method`, seeded `seed` on two threads: its params and options (for the
+ * caller to search again) and its result, which the caller frees.
+ */
+static void search_square(int length, lat_method method, uint64_t seed, lat_search_params *p,
+			  lat_search_opts *o, lat_search_result *r)
+{
+	*p = small_params(length, LAT_SQUARE);
+	p->count = 3;
+	p->method = method;
+	*o = opts_of(seed, 2);
+	search_ok(p, o, r);
+}
+
 static char *result_text(const lat_search_result *r, const lat_search_params *p, uint64_t seed)
 {
 	json_t *doc = lat_search_result_json(r, p, seed);
@@ -127,12 +142,11 @@ static void check_level(const lat_search_params *p, const lat_level *lv, uint64_
 static void test_long_levels(void **state)
 {
 	(void)state;
-	lat_search_params p = small_params(26, LAT_SQUARE);
-	p.count = 3;
-	assert_int_equal(lat_search_method(&p), LAT_METHOD_ESTIMATE);
-	lat_search_opts o = opts_of(7, 2);
+	lat_search_params p;
+	lat_search_opts o;
 	lat_search_result r;
-	search_ok(&p, &o, &r);
+	search_square(26, LAT_METHOD_AUTO, 7, &p, &o, &r);
+	assert_int_equal(lat_search_method(&p), LAT_METHOD_ESTIMATE);
 	assert_int_equal(r.status, GA_COMPLETED);
 	assert_true(r.count >= 1 && r.count <= 3);
 	for (size_t i = 0; i < r.count; i++)
@@ -332,12 +346,10 @@ static void test_long_params(void **state)
 static void test_long_matches_exact(void **state)
 {
 	(void)state;
-	lat_search_params p = small_params(12, LAT_SQUARE);
-	p.count = 3;
-	p.method = LAT_METHOD_ESTIMATE;
-	lat_search_opts o = opts_of(5, 2);
+	lat_search_params p;
+	lat_search_opts o;
 	lat_search_result est, exact;
-	search_ok(&p, &o, &est);
+	search_square(12, LAT_METHOD_ESTIMATE, 5, &p, &o, &est);
 	p.method = LAT_METHOD_EXACT;
 	search_ok(&p, &o, &exact);
 	assert_true(est.count >= 1 && exact.count >= 1);

@@ -87,35 +87,55 @@ int dig_play_read(const json_t *body, dig_level *lv, uint8_t *taps, int *ntaps, 
 	int rc = dig_level_from_json(json_object_get(body, "level"), "level", lv, err);
 	if (rc)
 		return rc;
-	return dig_taps_from_json(json_object_get(body, "moves"), "moves", lv, taps,
-				  DIG_MAX_MOVES, ntaps, err);
+	return dig_taps_from_json(json_object_get(body, "moves"), "moves", lv, taps, DIG_MAX_MOVES,
+				  ntaps, err);
 }
 
 /*
- * Plays taps[0..ntaps-1] from the start of `lv` into *s. 0, or SF_EINVAL
- * naming the first move that cannot be played ("moves[3]: this tap is not
- * allowed: ...", or a move after the level was already solved); *s is then
- * the state before that move. See codec.h.
+ * Plays taps[0..ntaps-1] from the start of `lv`. With `keep`, states[i]
+ * becomes the state after the first i taps (ntaps + 1 entries); without
+ * it, states[0] is the only state, played in place. 0, or SF_EINVAL naming
+ * the first move that cannot be played ("moves[3]: this tap is not
+ * allowed: ...", or a move after the level was already solved); the last
+ * state written is then the state before that move.
  */
-int dig_play_replay(const dig_level *lv, const uint8_t *taps, int ntaps, dig_state *s,
-		    sf_err *err)
+static int replay(const dig_level *lv, const uint8_t *taps, int ntaps, dig_state *states, bool keep,
+		  sf_err *err)
 {
 	uint32_t tapped = 0; /* bit i: slot i tapped before */
 	dig_cmd cmd;
+	dig_state *s = states;
 	dig_state_init(lv, s);
 	for (int i = 0; i < ntaps; i++) {
+		if (keep) {
+			s[1] = s[0];
+			s++;
+		}
 		if (dig_won(s))
 			return sf_err_set(err, SF_EINVAL,
 					  "moves[%d]: the level is already solved after moves[%d]",
 					  i, i - 1);
 		int slot = taps[i];
 		if (dig_arrow_do(lv, s, slot, &cmd) != 0)
-			return sf_err_set(err, SF_EINVAL,
-					  "moves[%d]: this tap is not allowed: %s", i,
-					  dig_arrow_refusal(lv, s, slot, (tapped >> slot) & 1u));
+			return sf_err_set(err, SF_EINVAL, "moves[%d]: this tap is not allowed: %s",
+					  i, dig_arrow_refusal(lv, s, slot, (tapped >> slot) & 1u));
 		tapped |= UINT32_C(1) << slot;
 	}
 	return 0;
+}
+
+/* Plays the taps into *s (replay in place); *s is the state before a
+ * refused move. See codec.h. */
+int dig_play_replay(const dig_level *lv, const uint8_t *taps, int ntaps, dig_state *s, sf_err *err)
+{
+	return replay(lv, taps, ntaps, s, false, err);
+}
+
+/* Plays the taps keeping every prefix's state in after[]. See codec.h. */
+int dig_play_replay_prefixes(const dig_level *lv, const uint8_t *taps, int ntaps, dig_state *after,
+			     sf_err *err)
+{
+	return replay(lv, taps, ntaps, after, true, err);
 }
 
 /* The check's solver budget: the largest solver_states of any difficulty's defaults. */

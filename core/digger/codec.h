@@ -107,8 +107,17 @@ int dig_play_read(const json_t *body, dig_level *lv, uint8_t *taps, int *ntaps, 
  * allowed: the arrow has no uses left"), also a move made after the level
  * was already solved.
  */
-int dig_play_replay(const dig_level *lv, const uint8_t *taps, int ntaps, dig_state *s,
-		    sf_err *err);
+int dig_play_replay(const dig_level *lv, const uint8_t *taps, int ntaps, dig_state *s, sf_err *err);
+
+/*
+ * As dig_play_replay, with the same messages, but keeps the state after
+ * every prefix: after[i] is the state after taps[0..i-1], so `after` needs
+ * ntaps + 1 entries. On SF_EINVAL for moves[i], after[0..i] are filled and
+ * after[i] is the state before the refused move; the rest are unspecified.
+ * (The hint's undo search solves from these prefixes.)
+ */
+int dig_play_replay_prefixes(const dig_level *lv, const uint8_t *taps, int ntaps, dig_state *after,
+			     sf_err *err);
 
 /*
  * The hint operation behind POST /v1/digger/hint (hint.c): body as the

@@ -40,6 +40,57 @@ static uint64_t dig_hint_solver_states(void)
 	return dig_check_solver_states();
 }
 
+static void hint_init(dig_hint *out)
+{
+	memset(out, 0, sizeof *out);
+	out->status = DIG_UNKNOWN;
+	out->undo_status = DIG_UNKNOWN;
+	out->plan.status = DIG_UNKNOWN;
+}
+
+/*
+ * The hint for the position after[ntaps], where after[i] is the state
+ * after the play's first i taps (both entry points replay once, each with
+ * its own messages, and hand the prefixes here): solves from the position,
+ * and when it is dead from the shorter prefixes, as dig_hint_find says.
+ * *out as hint_init left it. 0, or the solver's error.
+ */
+static int hint_from(const dig_level *lv, const dig_state *after, int ntaps, uint64_t max_states,
+		     dig_hint *out, sf_err *err)
+{
+	int rc = dig_solve_from(lv, &after[ntaps], max_states, &out->plan, err);
+	if (rc)
+		return rc;
+	out->states = out->plan.states;
+	out->status = out->plan.status;
+	out->won = out->plan.status == DIG_SOLVED && out->plan.turns == 0;
+	out->undo = out->status == DIG_SOLVED ? 0 : -1;
+	if (out->status != DIG_UNSOLVABLE)
+		return 0;
+	/* Dead: undo one tap at a time; the first winnable prefix is the nearest. */
+	out->undo_status = DIG_UNSOLVABLE;
+	uint64_t work = max_states > UINT64_MAX / DIG_HINT_UNDO_WORK
+				? UINT64_MAX
+				: DIG_HINT_UNDO_WORK * max_states;
+	for (int k = 1; k <= ntaps; k++) {
+		if (out->states >= work) {
+			out->undo_status = DIG_UNKNOWN; /* the whole hint's work bound */
+			break;
+		}
+		rc = dig_solve_from(lv, &after[ntaps - k], max_states, &out->plan, err);
+		if (rc)
+			return rc;
+		out->states += out->plan.states;
+		if (out->plan.status == DIG_UNSOLVABLE)
+			continue;
+		out->undo_status = out->plan.status;
+		if (out->plan.status == DIG_SOLVED)
+			out->undo = k;
+		break;
+	}
+	return 0;
+}
+
 /*
  * See digger.h. The states after each prefix live in one allocation of
  * ntaps + 1 states (about 200 bytes each).
@@ -47,10 +98,7 @@ static uint64_t dig_hint_solver_states(void)
 int dig_hint_find(const dig_level *lv, const uint8_t *taps, int ntaps, uint64_t max_states,
 		  dig_hint *out, sf_err *err)
 {
-	memset(out, 0, sizeof *out);
-	out->status = DIG_UNKNOWN;
-	out->undo_status = DIG_UNKNOWN;
-	out->plan.status = DIG_UNKNOWN;
+	hint_init(out);
 	int rc = dig_level_check(lv, err);
 	if (rc)
 		return rc;
@@ -69,36 +117,7 @@ int dig_hint_find(const dig_level *lv, const uint8_t *taps, int ntaps, uint64_t 
 			goto done;
 		}
 	}
-	rc = dig_solve_from(lv, &after[ntaps], max_states, &out->plan, err);
-	if (rc)
-		goto done;
-	out->states = out->plan.states;
-	out->status = out->plan.status;
-	out->won = out->plan.status == DIG_SOLVED && out->plan.turns == 0;
-	out->undo = out->status == DIG_SOLVED ? 0 : -1;
-	if (out->status != DIG_UNSOLVABLE)
-		goto done;
-	/* Dead: undo one tap at a time; the first winnable prefix is the nearest. */
-	out->undo_status = DIG_UNSOLVABLE;
-	uint64_t work = max_states > UINT64_MAX / DIG_HINT_UNDO_WORK
-				? UINT64_MAX
-				: DIG_HINT_UNDO_WORK * max_states;
-	for (int k = 1; k <= ntaps; k++) {
-		if (out->states >= work) {
-			out->undo_status = DIG_UNKNOWN; /* the whole hint's work bound */
-			break;
-		}
-		rc = dig_solve_from(lv, &after[ntaps - k], max_states, &out->plan, err);
-		if (rc)
-			goto done;
-		out->states += out->plan.states;
-		if (out->plan.status == DIG_UNSOLVABLE)
-			continue;
-		out->undo_status = out->plan.status;
-		if (out->plan.status == DIG_SOLVED)
-			out->undo = k;
-		break;
-	}
+	rc = hint_from(lv, after, ntaps, max_states, out, err);
 done:
 	free(after);
 	return rc;
@@ -126,7 +145,7 @@ typedef struct hint_job {
 	dig_level lv;
 	uint8_t taps[DIG_MAX_MOVES];
 	int ntaps;
-	dig_state s;
+	dig_state after[DIG_MAX_MOVES + 1]; /* after[i]: the state after i taps */
 	dig_hint hint;
 } hint_job;
 
@@ -151,9 +170,11 @@ json_t *dig_hint_json(const json_t *body, sf_err *err)
 		return NULL;
 	}
 	json_t *doc = NULL;
+	hint_init(&p->hint);
+	/* One replay, with the check's messages; the level read passes dig_level_check. */
 	if (dig_play_read(body, &p->lv, p->taps, &p->ntaps, err) ||
-	    dig_play_replay(&p->lv, p->taps, p->ntaps, &p->s, err) ||
-	    dig_hint_find(&p->lv, p->taps, p->ntaps, dig_hint_solver_states(), &p->hint, err))
+	    dig_play_replay_prefixes(&p->lv, p->taps, p->ntaps, p->after, err) ||
+	    hint_from(&p->lv, p->after, p->ntaps, dig_hint_solver_states(), &p->hint, err))
 		goto done;
 	const dig_hint *h = &p->hint;
 	bool planned = h->plan.status == DIG_SOLVED;
@@ -174,10 +195,10 @@ json_t *dig_hint_json(const json_t *body, sf_err *err)
 	else if (h->undo < 0)
 		reason = "this position cannot win, and neither can the level's start";
 	doc = json_pack("{s:b, s:o, s:i, s:i, s:o, s:o, s:o, s:{s:s, s:I}}", "solved", h->won,
-			"winnable", winnable, "turns", p->ntaps, "turns_left", p->s.turns_left,
-			"undo", undo, "hint", next ? next : json_null(), "taps_needed", needed,
-			"solver", "status", status_name(h->status), "states",
-			(json_int_t)h->states);
+			"winnable", winnable, "turns", p->ntaps, "turns_left",
+			p->after[p->ntaps].turns_left, "undo", undo, "hint",
+			next ? next : json_null(), "taps_needed", needed, "solver", "status",
+			status_name(h->status), "states", (json_int_t)h->states);
 	if (doc && reason && json_object_set_new(doc, "reason", json_string(reason))) {
 		json_decref(doc);
 		doc = NULL;

@@ -26,7 +26,7 @@ typedef struct check_job {
 	service *svc;
 	http_req *req;
 	const sf_kind *kind;
-	bool hint; /* the hint operation, not the check */
+	bool hint;  /* the hint operation, not the check */
 	char *body; /* a copy of the request body, NUL-terminated */
 	size_t len;
 	json_t *result; /* the check's answer, from the worker */
@@ -100,8 +100,8 @@ static void start_operation(service *svc, http_req *r, const route_match *m, boo
 	if (svc->checks_running >= 4 * svc->cfg.workers) {
 		const char *h[] = { "Retry-After", "2", NULL };
 		respond_problem(r, 429, "busy", "Too many checks", h,
-				"%d checks are running, the limit; retry later",
-				svc->checks_running);
+				"%d checks and hints are running, the limit; retry the %s later",
+				svc->checks_running, hint ? "hint" : "check");
 		return;
 	}
 	size_t len;

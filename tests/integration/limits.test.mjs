@@ -18,6 +18,7 @@ import {
   SCALE,
   assertProblem,
   assertValid,
+  largestDiggerLevel,
   request,
   sleep,
   startServer,
@@ -241,34 +242,27 @@ for (const [kind, params, field, top] of PARAMS) {
 
 /* ---- checks in flight ---- */
 
-test('checks beyond four per worker are 429 with Retry-After, the rest answered', async () => {
-  // The largest level the digger reader takes: its solver runs to its bound
-  // (digger.test.mjs), so a dozen sent at once overlap.
-  const arrows = [];
-  for (const side of ['left', 'right']) for (let index = 0; index < 6; index++) arrows.push({ side, index, uses: 255 });
-  for (const side of ['top', 'bottom']) for (let index = 0; index < 10; index++) arrows.push({ side, index, uses: 255 });
-  const cells = [];
-  const gold = [];
-  for (let x = 6; x < 10; x++)
-    for (let y = 0; y < 6; y++) {
-      cells.push({ x, y, terrain: 'web', param: 255 });
-      gold.push({ x, y });
+// Checks and hints share the limit; the 429's detail names the operation refused.
+for (const op of ['check', 'hint']) {
+  test(`${op}s beyond four per worker are 429 with Retry-After, the rest answered`, async () => {
+    // The largest level the digger reader takes: its solver runs to its bound
+    // (digger.test.mjs), so a dozen sent at once overlap.
+    const body = { level: largestDiggerLevel(), moves: [{ side: 'left', index: 0 }] };
+    const answers = await Promise.all(Array.from({ length: 12 }, () =>
+      request(server, `/v1/digger/${op}`, { method: 'POST', json: body })));
+    const ok = answers.filter((a) => a.status === 200);
+    const busy = answers.filter((a) => a.status === 429);
+    assert.equal(ok.length + busy.length, answers.length, answers.map((a) => a.status).join(' '));
+    assert.ok(ok.length >= 4, `${ok.length} answered`); // --workers 1: four at once
+    assert.ok(busy.length >= 1, 'none refused');
+    for (const a of busy) {
+      const problem = assertProblem(a, 429, 'busy');
+      assert.equal(problem.title, 'Too many checks');
+      assert.match(problem.detail, new RegExp(`^\\d+ checks and hints are running, the limit; retry the ${op} later$`));
+      assert.equal(a.headers.get('retry-after'), '2');
     }
-  const machines = [0, 1, 2, 3, 4, 5].map((i) => ({ x: i, y: i }));
-  const level = { width: 10, height: 6, turns: 96, rules: { no_backtrack: false }, machines, cells, gold, arrows };
-  const body = { level, moves: [{ side: 'left', index: 0 }] };
-  const answers = await Promise.all(Array.from({ length: 12 }, () =>
-    request(server, '/v1/digger/check', { method: 'POST', json: body })));
-  const ok = answers.filter((a) => a.status === 200);
-  const busy = answers.filter((a) => a.status === 429);
-  assert.equal(ok.length + busy.length, answers.length, answers.map((a) => a.status).join(' '));
-  assert.ok(ok.length >= 4, `${ok.length} answered`); // --workers 1: four at once
-  assert.ok(busy.length >= 1, 'none refused');
-  for (const a of busy) {
-    assert.equal(assertProblem(a, 429, 'busy').title, 'Too many checks');
-    assert.equal(a.headers.get('retry-after'), '2');
-  }
-});
+  });
+}
 
 /* ---- a job's wall-clock budget ---- */
 
