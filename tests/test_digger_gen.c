@@ -23,7 +23,7 @@
 #include "digger/digger.h"
 #include "digger/terrain.h"
 
-#define SEEDS 40
+#define SEEDS 50
 
 /* ---- helpers ---- */
 
@@ -145,6 +145,25 @@ static void check_puzzle(const dig_gen_params *p, uint64_t seed, const dig_puzzl
 		fail_msg("%s: quality check \"%s\" fails", what,
 			 dig_quality_name(__builtin_ctz(fails)));
 
+	/* ... and on the solver's optimal play, the one a player would find:
+	 * every check, and (counted here from the trace, apart from the
+	 * checks' own code) every machine moves at least three times, the
+	 * devlog's rule. */
+	dig_trace best;
+	assert_int_equal(dig_trace_build(lv, pz->optimal.taps, pz->optimal.turns, &best, NULL), 0);
+	fails = dig_quality_fails(lv, &best, p->difficulty);
+	if (fails)
+		fail_msg("%s: the optimal play fails quality check \"%s\"", what,
+			 dig_quality_name(__builtin_ctz(fails)));
+	for (int m = 0; m < lv->machines; m++) {
+		int moves = 0;
+		for (int t = 0; t < best.turns; t++)
+			moves += (best.moved[t] >> m) & 1u;
+		if (moves < 3)
+			fail_msg("%s: machine %d moves %d times in the optimal play", what, m,
+				 moves);
+	}
+
 	/* Arrow uses come from the solution: never more than single_use allows,
 	 * and directions into the grid unless any_direction. */
 	for (int i = 0; i < dig_slots(lv); i++) {
@@ -189,12 +208,18 @@ static void test_presets(void **state)
 				    p.rules.no_backtrack);
 			assert_int_equal(p.terrains, 0);
 		}
-		if (d == DIG_HARDEST) {
+		if (d == DIG_EXPERT) {
+			/* The largest grid, always six machines. */
+			assert_true(p.w == DIG_MAX_W && p.h == DIG_MAX_H);
+			assert_int_equal(most_machines, 6);
+		}
+		if (d >= DIG_HARDEST) {
 			/* Every terrain shows up over the seeds, six machines occur,
 			 * and arrows point every which way. */
 			for (int t = DIG_T_STONE; t < DIG_T_COUNT; t++)
 				if (terrain_seen[t] == 0)
-					fail_msg("hardest: no %s in %d puzzles",
+					fail_msg("%s: no %s in %d puzzles",
+						 dig_difficulty_name((dig_difficulty)d),
 						 dig_terrain_of(t)->name, SEEDS);
 			assert_int_equal(most_machines, 6);
 			assert_true(p.rules.any_direction && p.red_herrings);
@@ -204,20 +229,24 @@ static void test_presets(void **state)
 	}
 }
 
-/* The grid grows in width only, with the difficulty. */
+/* The grid grows with the difficulty, in width and (to expert's 10 x 6)
+ * in height, never shrinking either way. */
 static void test_preset_grids(void **state)
 {
 	(void)state;
-	int last_w = 0;
+	int last_w = 0, last_h = 0;
 	for (int d = 0; d < DIG_DIFFICULTY_COUNT; d++) {
 		dig_gen_params p;
 		dig_gen_params_default(&p, (dig_difficulty)d);
-		assert_true(p.w >= last_w);
-		assert_true(p.h >= 3 && p.h <= 5);
+		assert_true(p.w >= last_w && p.h >= last_h);
+		assert_true(p.w * p.h > last_w * last_h);
+		assert_true(p.h >= 3 && p.h <= DIG_MAX_H);
 		assert_true(p.max_attempts >= 1 && p.solver_states >= 1);
 		last_w = p.w;
+		last_h = p.h;
 	}
-	assert_true(last_w >= 8);
+	assert_int_equal(last_w, DIG_MAX_W);
+	assert_int_equal(last_h, DIG_MAX_H);
 }
 
 /* Same seed and params: the same bytes; another seed: another puzzle. */
@@ -313,9 +342,12 @@ static void test_params_errors(void **state)
 		int difficulty, w, h, machines, max_attempts;
 		uint64_t states;
 	} BAD[] = {
-		{ "difficulty", 5, 0, 0, 0, 10, 10 },   { "difficulty", -1, 0, 0, 0, 10, 10 },
-		{ "w", 2, 11, 0, 0, 10, 10 },           { "h", 2, 0, 7, 0, 10, 10 },
-		{ "machines", 2, 0, 0, 7, 10, 10 },     { "max_attempts", 2, 0, 0, 0, 0, 10 },
+		{ "difficulty", DIG_DIFFICULTY_COUNT, 0, 0, 0, 10, 10 },
+		{ "difficulty", -1, 0, 0, 0, 10, 10 },
+		{ "w", 2, 11, 0, 0, 10, 10 },
+		{ "h", 2, 0, 7, 0, 10, 10 },
+		{ "machines", 2, 0, 0, 7, 10, 10 },
+		{ "max_attempts", 2, 0, 0, 0, 0, 10 },
 		{ "solver_states", 2, 0, 0, 0, 10, 0 },
 	};
 	for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
@@ -330,6 +362,10 @@ static void test_params_errors(void **state)
 		if (strncmp(err.msg, BAD[i].field, strlen(BAD[i].field)) != 0)
 			fail_msg("case %zu: \"%s\" does not name %s", i, err.msg, BAD[i].field);
 	}
+	dig_gen_params_default(&p, DIG_MEDIUM);
+	p.solver_bound = (dig_bound)7;
+	assert_int_equal(dig_generate(&p, 1, &pz, &err), SF_EINVAL);
+	assert_non_null(strstr(err.msg, "solver_bound"));
 	dig_gen_params_default(&p, DIG_MEDIUM);
 	p.terrains = 1u << DIG_T_COUNT;
 	assert_int_equal(dig_generate(&p, 1, &pz, &err), SF_EINVAL);
@@ -417,6 +453,71 @@ static void test_quality_names(void **state)
 	}
 	assert_null(dig_quality_name(-1));
 	assert_null(dig_quality_name(dig_quality_count()));
+}
+
+/*
+ * The generator judges the play a player would find, not only its own walk
+ * (issue 16). The constructed case is the level the generator used to emit
+ * for `generate digger --seed 5 --params '{"difficulty":"easiest"}'`: a
+ * 3x3 grid, one machine at the bottom middle, gold in the middle (order 1)
+ * and at the left of the middle row (order 2). The recorded walk, 6 taps
+ * (right, up, left to the middle gold, up, left, down to the other), passes
+ * every quality check; yet 2 taps win (bottom arrow of column 1 up into the
+ * middle, then the right arrow of row 1 left), under the easiest minimum
+ * of 4 taps (60 % of 70 % of 9 cells, rounded). The judge must reject it.
+ */
+static void test_judge_optimal(void **state)
+{
+	(void)state;
+	dig_level lv;
+	plain_level(&lv, 3, 3, 7);
+	lv.rules = (dig_rules){ .no_shuffle = true, .no_backtrack = true, .single_use = true };
+	lv.gold[4] = 1;
+	lv.gold[3] = 2;
+	const uint8_t taps[6] = {
+		(uint8_t)dig_slot_row_left(&lv, 2),  (uint8_t)dig_slot_col_bottom(&lv, 2),
+		(uint8_t)dig_slot_row_right(&lv, 1), (uint8_t)dig_slot_col_bottom(&lv, 1),
+		(uint8_t)dig_slot_row_right(&lv, 0), (uint8_t)dig_slot_col_top(&lv, 0),
+	};
+	dig_trace tr;
+	fit_and_trace(&lv, taps, 6, &tr);
+	assert_replays(&lv, taps, 6, "the recorded walk");
+	assert_int_equal(dig_quality_fails(&lv, &tr, DIG_EASIEST), 0);
+	const uint8_t shortcut[2] = { (uint8_t)dig_slot_col_bottom(&lv, 1),
+				      (uint8_t)dig_slot_row_right(&lv, 1) };
+	assert_replays(&lv, shortcut, 2, "the shortcut");
+
+	sf_err err = { 0 };
+	dig_solve_result res;
+	assert_int_equal(dig_solve(&lv, 100000, &res, &err), 0);
+	assert_int_equal(res.status, DIG_SOLVED);
+	assert_int_equal(res.turns, 2);
+	char why[48];
+	assert_int_equal(dig_judge_optimal(&lv, &lv, DIG_EASIEST, &tr, &res, why, sizeof why), 1);
+	assert_string_equal(why, "optimal play: solution length");
+
+	/* A generated puzzle passes; the same optimum on a "plain" level that
+	 * lacks the arrow use its first tap takes (as if that use were a red
+	 * herring) needs the herring; an unfinished search is the budget's. */
+	dig_gen_params p;
+	dig_gen_params_default(&p, DIG_HARD);
+	static dig_puzzle pz;
+	assert_int_equal(dig_generate(&p, 3, &pz, &err), 0);
+	assert_int_equal(dig_judge_optimal(&pz.level, &pz.level, DIG_HARD, &pz.recorded,
+					   &pz.optimal, why, sizeof why),
+			 0);
+	dig_level plain = pz.level;
+	plain.arrow[pz.optimal.taps[0]].uses = 0;
+	assert_int_equal(dig_judge_optimal(&pz.level, &plain, DIG_HARD, &pz.recorded, &pz.optimal,
+					   why, sizeof why),
+			 1);
+	assert_string_equal(why, "red herring needed");
+	dig_solve_result unknown = pz.optimal;
+	unknown.status = DIG_UNKNOWN;
+	assert_int_equal(dig_judge_optimal(&pz.level, &pz.level, DIG_HARD, &pz.recorded, &unknown,
+					   why, sizeof why),
+			 1);
+	assert_string_equal(why, "solver budget");
 }
 
 static void test_quality_checks(void **state)
@@ -740,6 +841,7 @@ int main(void)
 		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_quality_names),
 		cmocka_unit_test(test_quality_checks),
+		cmocka_unit_test(test_judge_optimal),
 		cmocka_unit_test(test_hook_energy),
 		cmocka_unit_test(test_hook_ice_lava),
 		cmocka_unit_test(test_hook_treasure),

@@ -202,6 +202,52 @@ static void test_kind_generate(void **state)
  * The listing's difficulty filter takes exactly the presets' names, in
  * order, and reads them where levels carry them (params.difficulty).
  */
+/*
+ * The issue-16 case: `generate digger --seed 5 --params
+ * '{"difficulty":"easiest","count":1}'` used to give a level whose recorded
+ * solution took 6 taps while 2 won. Now the level's optimal play (read back
+ * from the JSON and replayed through the engine here) is at least the
+ * easiest minimum of 4 taps (60 % of 70 % of the 9 cells), wins, and moves
+ * every machine at least three times.
+ */
+static void test_seed5_easiest(void **state)
+{
+	(void)state;
+	char *text = run_job("{\"difficulty\":\"easiest\",\"count\":1}", 5, 1, NULL);
+	json_t *doc = json_loads(text, 0, NULL);
+	json_t *level = json_array_get(json_object_get(doc, "levels"), 0);
+	json_t *optimal = json_object_get(json_object_get(level, "solution"), "optimal");
+	json_t *body = json_pack("{s:O, s:O}", "level", json_object_get(level, "puzzle"), "moves",
+				 json_object_get(optimal, "taps"));
+	dig_level lv;
+	uint8_t taps[DIG_MAX_MOVES];
+	int n = 0;
+	sf_err err = { 0 };
+	if (dig_play_read(body, &lv, taps, &n, &err) != 0)
+		fail_msg("the level's optimal play: %s", err.msg);
+	assert_int_equal(n, json_integer_value(json_object_get(optimal, "turns")));
+	assert_true(n >= 4);
+	dig_trace tr;
+	assert_int_equal(dig_trace_build(&lv, taps, n, &tr, &err), 0);
+	int gold = 0, turns = 0;
+	assert_int_equal(dig_replay(&lv, taps, n, &gold, &turns, &err), 0);
+	assert_int_equal(gold, dig_gold_count(&lv));
+	for (int m = 0; m < lv.machines; m++) {
+		int moves = 0;
+		for (int t = 0; t < n; t++)
+			moves += (tr.moved[t] >> m) & 1u;
+		assert_true(moves >= 3);
+	}
+	/* The solver agrees that nothing shorter wins. */
+	dig_solve_result res;
+	assert_int_equal(dig_solve(&lv, 100000, &res, &err), 0);
+	assert_int_equal(res.status, DIG_SOLVED);
+	assert_int_equal(res.turns, n);
+	json_decref(body);
+	json_decref(doc);
+	free(text);
+}
+
 static void test_kind_filters(void **state)
 {
 	(void)state;
@@ -223,6 +269,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kind_params),
 		cmocka_unit_test(test_kind_generate),
+		cmocka_unit_test(test_seed5_easiest),
 		cmocka_unit_test(test_kind_filters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

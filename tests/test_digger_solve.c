@@ -43,7 +43,6 @@ typedef struct brute {
 	long max_nodes; /* give up beyond this */
 } brute;
 
-
 static void brute_dfs(brute *b, int depth)
 {
 	if (depth + 1 >= b->best || b->nodes > b->max_nodes)
@@ -157,6 +156,25 @@ static void assert_replays(const dig_level *lv, const dig_solve_result *res)
 	}
 }
 
+/*
+ * The solver's two bounds (DIG_BOUND_ASSIGN, the default, and the first
+ * solver's DIG_BOUND_NEAREST) on the same level: the same verdict and the
+ * same number of taps (both are exact searches; only the work differs).
+ * Returns the default's result in *res.
+ */
+static void solve_both(const dig_level *lv, uint64_t max_states, dig_solve_result *res, int i)
+{
+	sf_err err = { 0 };
+	dig_solve_result old;
+	assert_int_equal(dig_solve(lv, max_states, res, &err), 0);
+	assert_int_equal(dig_solve_with(lv, NULL, max_states, DIG_BOUND_NEAREST, &old, &err), 0);
+	if (old.status != res->status || (res->status == DIG_SOLVED && old.turns != res->turns))
+		fail_msg(
+			"level %d: the assignment bound says status %d in %d, the nearest bound %d "
+			"in %d",
+			i, res->status, res->turns, old.status, old.turns);
+}
+
 static void test_against_brute_force(void **state)
 {
 	(void)state;
@@ -175,7 +193,7 @@ static void test_against_brute_force(void **state)
 			continue;
 		}
 		dig_solve_result res;
-		assert_int_equal(dig_solve(&lv, 10000000, &res, &err), 0);
+		solve_both(&lv, 10000000, &res, i);
 		if (want == NO_WIN) {
 			if (res.status != DIG_UNSOLVABLE)
 				fail_msg("level %d: brute force finds no win, solver says %d in %d",
@@ -225,7 +243,7 @@ static void test_against_bfs(void **state)
 		if (want < 0)
 			continue;
 		dig_solve_result res;
-		assert_int_equal(dig_solve(&lv, 10000000, &res, &err), 0);
+		solve_both(&lv, 10000000, &res, i);
 		if (want == NO_WIN) {
 			if (res.status != DIG_UNSOLVABLE)
 				fail_msg("level %d: no win exists, solver says %d in %d", i,
@@ -273,6 +291,20 @@ static void test_generated_against_bfs(void **state)
 	}
 	print_message("bfs: %d generated optima confirmed\n", compared);
 	assert_true(compared >= 18);
+	/* Past the oracle's reach, the two bounds agree with each other. */
+	for (int d = DIG_HARD; d <= DIG_HARDEST; d++) {
+		dig_gen_params p;
+		dig_gen_params_default(&p, (dig_difficulty)d);
+		for (uint64_t seed = 1; seed <= 3; seed++) {
+			static dig_puzzle pz;
+			sf_err err = { 0 };
+			dig_solve_result res;
+			assert_int_equal(dig_generate(&p, seed, &pz, &err), 0);
+			solve_both(&pz.level, 2000000, &res, (int)seed);
+			assert_int_equal(res.status, DIG_SOLVED);
+			assert_int_equal(res.turns, pz.optimal.turns);
+		}
+	}
 }
 
 /* ---- hand-made levels ---- */

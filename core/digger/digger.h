@@ -204,6 +204,18 @@ int dig_solve(const dig_level *lv, uint64_t max_states, dig_solve_result *out, s
  */
 int dig_solve_from(const dig_level *lv, const dig_state *from, uint64_t max_states,
 		   dig_solve_result *out, sf_err *err);
+/*
+ * The solver's lower bounds on the taps still needed (solve.c's design
+ * note): DIG_BOUND_ASSIGN, the default, the least k for which the gold can
+ * be shared among the machines so that each reaches its gold, and each pair
+ * of its gold, within k moves; DIG_BOUND_NEAREST, the first solver's, the
+ * farthest gold's distance to its nearest machine (kept as the baseline of
+ * bench_digger and the tests).
+ */
+typedef enum dig_bound { DIG_BOUND_ASSIGN = 0, DIG_BOUND_NEAREST } dig_bound;
+/* dig_solve_from (from NULL: the start) with the bound `which`. */
+int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_states, dig_bound which,
+		   dig_solve_result *out, sf_err *err);
 
 /* ---- hints (hint.c) ---- */
 
@@ -238,7 +250,8 @@ typedef struct dig_hint {
  * a time, until one is winnable or DIG_HINT_UNDO_WORK * max_states states
  * were expanded in all. Deterministic. 0 with *out filled; SF_EINVAL when `lv` fails
  * dig_level_check, a tap cannot be played or a tap follows a win (no
- * messages naming JSON paths: dig_hint_json replays with the check's);
+ * messages naming JSON paths: dig_hint_json replays once with the check's and
+ * shares this search);
  * SF_ENOMEM from the solver.
  */
 int dig_hint_find(const dig_level *lv, const uint8_t *taps, int ntaps, uint64_t max_states,
@@ -272,6 +285,7 @@ typedef enum dig_difficulty {
 	DIG_MEDIUM,
 	DIG_HARD,
 	DIG_HARDEST,
+	DIG_EXPERT,
 	DIG_DIFFICULTY_COUNT
 } dig_difficulty;
 
@@ -284,6 +298,7 @@ typedef struct dig_gen_params {
 	bool red_herrings;
 	int max_attempts;       /* retries before SF_ERANGE */
 	uint64_t solver_states; /* solver budget per candidate */
+	dig_bound solver_bound; /* the solver's bound (DIG_BOUND_ASSIGN by default) */
 	/*
 	 * Optional (NULL: never): asked before every candidate, from the
 	 * calling thread; true ends dig_generate() with SF_EBUDGET (a cancelled
@@ -301,7 +316,7 @@ const char *dig_difficulty_name(dig_difficulty d);
 
 /* Room for the name of every rejection reason (quality checks and solver
  * verdicts), so that dig_puzzle.rejected never drops one. */
-#define DIG_REJECT_NAMES 16
+#define DIG_REJECT_NAMES 32
 
 /* A generated puzzle with its proofs. */
 typedef struct dig_puzzle {
@@ -309,6 +324,8 @@ typedef struct dig_puzzle {
 	dig_trace recorded;       /* the generator's solution */
 	dig_solve_result optimal; /* the solver's, status DIG_SOLVED */
 	int attempts;             /* candidates tried */
+	int solver_runs;          /* candidates that reached the solver */
+	int solver_budget;        /* of those, rejected because the budget ran out */
 	/* The distinct reasons that rejected candidates, in order of first
 	 * rejection: quality check names, "machines placed", "solver budget";
 	 * "solver unsolvable" or "solver longer" would mean that the solver and
@@ -320,6 +337,18 @@ typedef struct dig_puzzle {
 /* Same seed and params: the same puzzle, byte for byte. SF_ERANGE when no
  * candidate passed in max_attempts. */
 int dig_generate(const dig_gen_params *p, uint64_t seed, dig_puzzle *out, sf_err *err);
+
+/*
+ * The generator's last step on a candidate (generate.c, judge_optimal) with
+ * difficulty d's thresholds: `optimal` is the solver's answer on `lv`,
+ * `plain` the level before its red herrings (lv itself when it has none).
+ * 0 when the candidate is accepted; 1 when rejected, with the reason's
+ * name in `why` ("solver budget", "red herring needed", "optimal play:
+ * solution length", ...).
+ */
+int dig_judge_optimal(const dig_level *lv, const dig_level *plain, dig_difficulty d,
+		      const dig_trace *recorded, const dig_solve_result *optimal, char *why,
+		      size_t size);
 
 /*
  * Plays `taps` on `lv` (gold not needed) and records the trace: taps, each

@@ -62,21 +62,26 @@
 	 TBIT(DIG_T_LAVA) | TBIT(DIG_T_ENERGY))
 
 /*
- * The five presets (docs/digger.md has the table). The grid grows in width
- * only (height 3..5, the game is played in landscape); rules loosen and
- * terrains arrive as the difficulty rises. The solver budgets were measured
- * (bench_digger, docs/digger.md): at hardest, 100000 states keep the 99th
- * percentile near 0.2 s on 2 cores, rejecting about a quarter of the
- * candidates that reach the solver; 400000 leaves the median as it is but
- * lets the 99th percentile grow to about 1 s.
+ * The six presets (docs/digger.md has the table). The grid grows with the
+ * difficulty, in width first and in height too (3 rows to expert's 6); rules
+ * loosen and terrains arrive as the difficulty rises; every machine moves at
+ * least three times (the devlog's rule). The machine counts and gold ranges
+ * were tuned so that the measured difficulty (measure.h: optimum, random-play
+ * win rate, dead-end share, branching) rises strictly from easiest to expert
+ * over 30 seeds (bench_digger's second table). The solver budgets: at
+ * hardest, 100000 states reject about a sixth of the candidates that reach
+ * the solver, with either of its bounds (bench_digger); expert's 400000 keep
+ * its median generation under half a second. The check and the hint solve
+ * within the largest budget (dig_check_solver_states), so that they prove
+ * every generated level again.
  */
 const dig_preset dig_presets[DIG_DIFFICULTY_COUNT] = {
 	[DIG_EASIEST] = {
-		.name = "easiest", .w = 3, .h = 3, .machines_min = 1, .machines_max = 2,
+		.name = "easiest", .w = 3, .h = 3, .machines_min = 1, .machines_max = 1,
 		.rules = { .no_shuffle = true, .no_backtrack = true, .single_use = true },
 		.terrains = 0, .red_herrings = false,
 		.taps_pct = 70, .min_taps_pct = 60, .gold_min_pct = 20, .gold_max_pct = 45,
-		.min_moves = 2, .max_dry = 3,
+		.min_moves = 3, .max_dry = 3,
 		.max_attempts = 300, .solver_states = 20000,
 	},
 	[DIG_EASY] = {
@@ -84,7 +89,7 @@ const dig_preset dig_presets[DIG_DIFFICULTY_COUNT] = {
 		.rules = { .no_shuffle = true, .single_use = true },
 		.terrains = TBIT(DIG_T_STONE), .red_herrings = false,
 		.taps_pct = 70, .min_taps_pct = 60, .gold_min_pct = 20, .gold_max_pct = 40,
-		.min_moves = 2, .max_dry = 3,
+		.min_moves = 3, .max_dry = 3,
 		.place_p = { [DIG_T_STONE] = 0.35 },
 		.max_attempts = 300, .solver_states = 50000,
 	},
@@ -94,18 +99,18 @@ const dig_preset dig_presets[DIG_DIFFICULTY_COUNT] = {
 		.terrains = TBIT(DIG_T_STONE) | TBIT(DIG_T_WEB) | TBIT(DIG_T_TREASURE),
 		.red_herrings = false,
 		.taps_pct = 65, .min_taps_pct = 60, .gold_min_pct = 20, .gold_max_pct = 40,
-		.min_moves = 2, .max_dry = 4,
+		.min_moves = 3, .max_dry = 4,
 		.place_p = { [DIG_T_STONE] = 0.3, [DIG_T_WEB] = 0.5, [DIG_T_TREASURE] = 0.25 },
 		.max_attempts = 300, .solver_states = 100000,
 	},
 	[DIG_HARD] = {
-		.name = "hard", .w = 7, .h = 4, .machines_min = 3, .machines_max = 4,
+		.name = "hard", .w = 7, .h = 4, .machines_min = 3, .machines_max = 3,
 		.rules = { .no_shuffle = true },
 		.terrains = TBIT(DIG_T_STONE) | TBIT(DIG_T_WEB) | TBIT(DIG_T_TREASURE) |
 			    TBIT(DIG_T_ICE) | TBIT(DIG_T_LAVA),
 		.red_herrings = true,
-		.taps_pct = 60, .min_taps_pct = 60, .gold_min_pct = 18, .gold_max_pct = 36,
-		.min_moves = 2, .max_dry = 5,
+		.taps_pct = 60, .min_taps_pct = 60, .gold_min_pct = 15, .gold_max_pct = 28,
+		.min_moves = 3, .max_dry = 5,
 		.place_p = { [DIG_T_STONE] = 0.3, [DIG_T_WEB] = 0.5, [DIG_T_TREASURE] = 0.25,
 			     [DIG_T_ICE] = 0.6, [DIG_T_LAVA] = 0.6 },
 		.decoy_p = 0.4,
@@ -116,11 +121,22 @@ const dig_preset dig_presets[DIG_DIFFICULTY_COUNT] = {
 		.rules = { .no_shuffle = true, .any_direction = true },
 		.terrains = ALL_TERRAINS, .red_herrings = true,
 		.taps_pct = 55, .min_taps_pct = 60, .gold_min_pct = 15, .gold_max_pct = 35,
-		.min_moves = 2, .max_dry = 5,
+		.min_moves = 3, .max_dry = 5,
 		.place_p = { [DIG_T_STONE] = 0.3, [DIG_T_WEB] = 0.5, [DIG_T_TREASURE] = 0.25,
 			     [DIG_T_ICE] = 0.6, [DIG_T_LAVA] = 0.6, [DIG_T_ENERGY] = 0.25 },
 		.decoy_p = 0.4,
 		.max_attempts = 300, .solver_states = 100000,
+	},
+	[DIG_EXPERT] = {
+		.name = "expert", .w = 10, .h = 6, .machines_min = 6, .machines_max = 6,
+		.rules = { .no_shuffle = true, .any_direction = true },
+		.terrains = ALL_TERRAINS, .red_herrings = true,
+		.taps_pct = 33, .min_taps_pct = 60, .gold_min_pct = 15, .gold_max_pct = 30,
+		.min_moves = 3, .max_dry = 6,
+		.place_p = { [DIG_T_STONE] = 0.3, [DIG_T_WEB] = 0.5, [DIG_T_TREASURE] = 0.25,
+			     [DIG_T_ICE] = 0.6, [DIG_T_LAVA] = 0.6, [DIG_T_ENERGY] = 0.25 },
+		.decoy_p = 0.4,
+		.max_attempts = 300, .solver_states = 400000,
 	},
 };
 
@@ -411,30 +427,42 @@ static void trim_gold(dig_level *lv, uint64_t optional, uint64_t taken, const di
 
 /* ---- the pipeline ---- */
 
-/* Rejection reasons beyond the quality checks (which are 0..DIG_Q_COUNT-1). */
+/*
+ * Rejection reasons: the quality checks on the recorded walk (0 ..
+ * DIG_Q_COUNT - 1), then these, then the quality checks on the solver's
+ * optimal play (REJ_OPTIMAL + check).
+ */
 enum {
 	PASSED = -1,
 	REJ_MACHINES = DIG_Q_COUNT, /* not every machine found a start */
 	REJ_SOLVER_BUDGET,
 	REJ_SOLVER_UNSOLVABLE,
 	REJ_SOLVER_LONGER,
-	REJ_COUNT
+	REJ_HERRING, /* the optimal play needs a red herring */
+	REJ_OPTIMAL,
+	REJ_COUNT = REJ_OPTIMAL + DIG_Q_COUNT
 };
 
-static const char *reject_name(int i)
+/* Writes the name of rejection reason i into buf. */
+static void reject_name(int i, char *buf, size_t size)
 {
 	static const char *const EXTRA[] = { "machines placed", "solver budget",
-					     "solver unsolvable", "solver longer" };
-	return i < DIG_Q_COUNT ? dig_quality_name(i) : EXTRA[i - DIG_Q_COUNT];
+					     "solver unsolvable", "solver longer",
+					     "red herring needed" };
+	if (i < DIG_Q_COUNT)
+		snprintf(buf, size, "%s", dig_quality_name(i));
+	else if (i < REJ_OPTIMAL)
+		snprintf(buf, size, "%s", EXTRA[i - DIG_Q_COUNT]);
+	else
+		snprintf(buf, size, "optimal play: %s", dig_quality_name(i - REJ_OPTIMAL));
 }
 
 _Static_assert(REJ_COUNT <= DIG_REJECT_NAMES, "dig_puzzle.rejected must hold every reason");
 
 static void note_reject(dig_puzzle *out, int *count, int reason)
 {
-	const char *name = reject_name(reason);
 	if (count[reason]++ == 0 && out->nrejected < DIG_REJECT_NAMES) {
-		snprintf(out->rejected[out->nrejected], sizeof out->rejected[0], "%s", name);
+		reject_name(reason, out->rejected[out->nrejected], sizeof out->rejected[0]);
 		out->nrejected++;
 	}
 }
@@ -483,6 +511,9 @@ static int check_params(const dig_gen_params *p, sf_err *err)
 	if (p->max_attempts < 1 || p->max_attempts > 100000)
 		return sf_err_set(err, SF_EINVAL, "max_attempts: %d is outside 1..100000",
 				  p->max_attempts);
+	if ((int)p->solver_bound < 0 || p->solver_bound > DIG_BOUND_NEAREST)
+		return sf_err_set(err, SF_EINVAL, "solver_bound: %d is outside 0..%d",
+				  (int)p->solver_bound, DIG_BOUND_NEAREST);
 	if (p->solver_states < 1)
 		return sf_err_set(err, SF_EINVAL, "solver_states: 0 is outside 1..%llu",
 				  (unsigned long long)UINT64_MAX);
@@ -520,9 +551,10 @@ void dig_gen_params_default(dig_gen_params *p, dig_difficulty d)
 
 /*
  * One candidate, steps 1 to 4: PASSED with out->level and out->recorded
- * set, or the index of the rejection reason (reject_name).
+ * set, and *plain the level as it stood before the red herrings; or the
+ * index of the rejection reason (reject_name).
  */
-static int candidate(const dig_gen_params *p, rng *r, dig_puzzle *out)
+static int candidate(const dig_gen_params *p, rng *r, dig_puzzle *out, dig_level *plain)
 {
 	const dig_preset *ps = &dig_presets[p->difficulty];
 	int gw, gh;
@@ -570,6 +602,7 @@ static int candidate(const dig_gen_params *p, rng *r, dig_puzzle *out)
 		if ((p->terrains >> t) & 1u)
 			try_hook(&h, dig_terrain_of(t)->place, ps->place_p[t]);
 	}
+	*plain = *lv;
 	if (p->red_herrings) {
 		for (int i = 0; i < DIG_T_COUNT; i++) {
 			int t = dig_place_order[i];
@@ -588,6 +621,48 @@ static int candidate(const dig_gen_params *p, rng *r, dig_puzzle *out)
 	    memcmp(&final, tr, sizeof final) != 0)
 		return DIG_Q_REPLAYS;
 	return PASSED;
+}
+
+/*
+ * Step 5, the solver's verdict on a candidate that passed steps 1 to 4:
+ * PASSED, or the rejection reason. The optimum must exist within the
+ * budget and be no longer than the recorded solution; then the player's
+ * view: the solver's optimal play must pass every quality check the
+ * recorded walk passed (a shortcut that skips most of the puzzle, a machine
+ * that an optimal play barely moves, ...), and it must work just as well
+ * on `plain`, the level without its red herrings, so that no optimal play
+ * shown needs one (a decoy that gives uses or turns, or a stone it needs
+ * as a wall, would be part of the puzzle, not a herring).
+ */
+static int judge_optimal(const dig_level *lv, const dig_level *plain, const dig_preset *ps,
+			 const dig_trace *recorded, const dig_solve_result *res)
+{
+	if (res->status == DIG_UNKNOWN)
+		return REJ_SOLVER_BUDGET;
+	if (res->status != DIG_SOLVED)
+		return REJ_SOLVER_UNSOLVABLE;
+	if (res->turns > recorded->turns)
+		return REJ_SOLVER_LONGER;
+	uint32_t fails = dig_quality_run(lv, ps, res->taps, res->turns, false);
+	if (fails)
+		return REJ_OPTIMAL + lowest_bit(fails);
+	if (!dig_replays(plain, res->taps, res->turns))
+		return REJ_HERRING;
+	return PASSED;
+}
+
+/* See digger.h: judge_optimal for the tests, with difficulty d's preset. */
+int dig_judge_optimal(const dig_level *lv, const dig_level *plain, dig_difficulty d,
+		      const dig_trace *recorded, const dig_solve_result *optimal, char *why,
+		      size_t size)
+{
+	if ((int)d < 0 || d >= DIG_DIFFICULTY_COUNT)
+		d = DIG_MEDIUM;
+	int reason = judge_optimal(lv, plain, &dig_presets[d], recorded, optimal);
+	if (reason == PASSED)
+		return 0;
+	reject_name(reason, why, size);
+	return 1;
 }
 
 /*
@@ -610,6 +685,8 @@ int dig_generate(const dig_gen_params *p, uint64_t seed, dig_puzzle *out, sf_err
 	rng_seed(&r, seed);
 	int count[REJ_COUNT] = { 0 };
 	dig_solve_result res;
+	dig_level plain;
+	const dig_preset *ps = &dig_presets[p->difficulty];
 	for (int attempt = 1; attempt <= p->max_attempts; attempt++) {
 		if (p->stop && p->stop(p->stop_arg)) {
 			memset(out, 0, sizeof *out);
@@ -620,20 +697,18 @@ int dig_generate(const dig_gen_params *p, uint64_t seed, dig_puzzle *out, sf_err
 		out->attempts = attempt;
 		memset(&out->level, 0, sizeof out->level);
 		memset(&out->recorded, 0, sizeof out->recorded);
-		int reason = candidate(p, &r, out);
+		int reason = candidate(p, &r, out, &plain);
 		if (reason == PASSED) {
 			memset(&res, 0, sizeof res);
-			rc = dig_solve(&out->level, p->solver_states, &res, err);
+			rc = dig_solve_with(&out->level, NULL, p->solver_states, p->solver_bound,
+					    &res, err);
 			if (rc != 0) {
 				memset(out, 0, sizeof *out);
 				return rc;
 			}
-			if (res.status == DIG_UNKNOWN)
-				reason = REJ_SOLVER_BUDGET;
-			else if (res.status != DIG_SOLVED)
-				reason = REJ_SOLVER_UNSOLVABLE;
-			else if (res.turns > out->recorded.turns)
-				reason = REJ_SOLVER_LONGER;
+			reason = judge_optimal(&out->level, &plain, ps, &out->recorded, &res);
+			out->solver_runs++;
+			out->solver_budget += reason == REJ_SOLVER_BUDGET;
 		}
 		if (reason == PASSED) {
 			out->optimal = res;
@@ -648,9 +723,10 @@ int dig_generate(const dig_gen_params *p, uint64_t seed, dig_puzzle *out, sf_err
 	memset(&out->level, 0, sizeof out->level);
 	memset(&out->recorded, 0, sizeof out->recorded);
 	int attempts = out->attempts;
+	char worst_name[sizeof out->rejected[0]];
+	reject_name(worst, worst_name, sizeof worst_name);
 	return sf_err_set(err, SF_ERANGE,
 			  "difficulty %s: no puzzle passed in %d attempts; \"%s\" rejected most "
 			  "(%d times)",
-			  dig_presets[p->difficulty].name, attempts, reject_name(worst),
-			  count[worst]);
+			  ps->name, attempts, worst_name, count[worst]);
 }

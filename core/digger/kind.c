@@ -27,6 +27,7 @@
 #include "../sha256.h"
 #include "../stars.h"
 #include "codec.h"
+#include "measure.h"
 #include "svg.h"
 
 #define DIG_MAX_COUNT 20
@@ -50,8 +51,11 @@ static int parse_difficulty(const char *text, void *field, sf_err *err)
 			*(dig_difficulty *)field = (dig_difficulty)d;
 			return 0;
 		}
-	return sf_err_set(err, SF_EINVAL,
-			  "params.difficulty must be one of easiest, easy, medium, hard, hardest");
+	char list[96] = "";
+	for (int d = 0; d < DIG_DIFFICULTY_COUNT; d++)
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", d ? ", " : "",
+			 dig_difficulty_name((dig_difficulty)d));
+	return sf_err_set(err, SF_EINVAL, "params.difficulty must be one of %s", list);
 }
 
 static const char *difficulty_name(const void *field)
@@ -219,7 +223,20 @@ static json_t *solution_json(const dig_level *lv, const uint8_t *taps, int n)
 	return json_pack("{s:i, s:o}", "turns", n, "taps", dig_taps_to_json(lv, taps, n));
 }
 
-static json_t *stats_json(const dig_puzzle *pz, int index, int max_taps, int recorded_stars)
+/* A puzzle's measured difficulty (measure.h), as stats.difficulty. */
+static json_t *difficulty_json(const dig_measure *m)
+{
+	return json_pack("{s:s, s:I, s:I, s:f, s:f, s:b, s:f, s:f, s:i, s:i, s:f}", "method",
+			 m->exact ? "exact" : "sampled", "states", (json_int_t)m->states, "decided",
+			 (json_int_t)m->decided, "dead_end_share", m->dead_end_share,
+			 "optimal_plays", m->optimal_plays, "optimal_plays_exact",
+			 m->optimal_plays_exact, "branching", m->branching, "optimal_branching",
+			 m->optimal_branching, "random_plays", m->random_plays, "random_wins",
+			 m->random_wins, "random_win_rate", m->random_win_rate);
+}
+
+static json_t *stats_json(const dig_puzzle *pz, const dig_measure *m, int index, int max_taps,
+			  int recorded_stars)
 {
 	const dig_level *lv = &pz->level;
 	json_t *rejected = json_array();
@@ -232,15 +249,16 @@ static json_t *stats_json(const dig_puzzle *pz, int index, int max_taps, int rec
 			return NULL;
 		}
 	}
-	return json_pack("{s:i, s:i, s:I, s:i, s:i, s:i, s:i, s:o}", "index", index, "attempts",
-			 pz->attempts, "solver_states", (json_int_t)pz->optimal.states, "gold",
-			 dig_gold_count(lv), "machines", lv->machines, "max_taps", max_taps,
-			 "recorded_stars", recorded_stars, "rejected", rejected);
+	return json_pack("{s:i, s:i, s:I, s:i, s:i, s:i, s:i, s:o, s:o}", "index", index,
+			 "attempts", pz->attempts, "solver_states", (json_int_t)pz->optimal.states,
+			 "gold", dig_gold_count(lv), "machines", lv->machines, "max_taps", max_taps,
+			 "recorded_stars", recorded_stars, "rejected", rejected, "difficulty",
+			 difficulty_json(m));
 }
 
 /* The level document of puzzle `pz`, the index-th of a job; NULL when out of memory. */
-static json_t *level_json(const dig_puzzle *pz, int index, const dig_job_params *p, uint64_t seed,
-			  sf_err *err)
+static json_t *level_json(const dig_puzzle *pz, const dig_measure *m, int index,
+			  const dig_job_params *p, uint64_t seed, sf_err *err)
 {
 	const dig_level *lv = &pz->level;
 	int t[3];
@@ -262,7 +280,7 @@ static json_t *level_json(const dig_puzzle *pz, int index, const dig_job_params 
 		solution_json(lv, pz->optimal.taps, pz->optimal.turns), "stars", "strategy",
 		"bounds", "metric", "taps", "better", "lower", "thresholds", t[0], t[1], t[2],
 		"stats",
-		stats_json(pz, index, max_taps, stars_earned_lower(pz->recorded.turns, t)));
+		stats_json(pz, m, index, max_taps, stars_earned_lower(pz->recorded.turns, t)));
 	if (!doc)
 		sf_err_set(err, SF_ENOMEM, "out of memory writing a level");
 	return doc;
@@ -278,6 +296,7 @@ typedef struct run {
 	dig_puzzle *puzzle; /* [count] */
 	int rc[DIG_MAX_COUNT];
 	bool done[DIG_MAX_COUNT];
+	dig_measure measure[DIG_MAX_COUNT]; /* each puzzle's difficulty (measure.h) */
 	sf_err err[DIG_MAX_COUNT];
 	atomic_int stop;    /* 0, or the ga_status that stopped the run */
 	pthread_mutex_t mu; /* guards the progress fields below */
@@ -330,6 +349,15 @@ static int work(void *arg, size_t i)
 		r->rc[i] = 0; /* stopped, not failed: the puzzle is just not done */
 		return 1;
 	}
+	if (r->rc[i] == 0) {
+		/* The player's view of the puzzle; its random plays and samples
+		 * are seeded by the puzzle's own seed. */
+		dig_measure_opts mo;
+		dig_measure_opts_default(&mo);
+		mo.seed = r->seed[i];
+		r->rc[i] = dig_measure_level(&r->puzzle[i].level, &r->puzzle[i].optimal, &mo,
+					     &r->measure[i], &r->err[i]);
+	}
 	if (r->rc[i]) {
 		atomic_store(&r->stop, -1); /* a failed puzzle fails the job */
 		return 1;
@@ -362,7 +390,7 @@ static json_t *result_json(run *r, sf_err *err)
 	for (int i = 0; !bad && i < p->count; i++) {
 		if (!r->done[i])
 			continue;
-		json_t *lv = level_json(&r->puzzle[i], i, p, r->opts->seed, err);
+		json_t *lv = level_json(&r->puzzle[i], &r->measure[i], i, p, r->opts->seed, err);
 		tally(&g, ++k, r->puzzle[i].optimal.turns, (uint64_t)r->puzzle[i].attempts,
 		      p->count);
 		bad = !lv || json_array_append_new(levels, lv) ||
@@ -437,9 +465,8 @@ done:
  * difficulty the job asked for (params.difficulty, the preset's name), the
  * grid and the counts of its stats.
  */
-static const char *const difficulty_names[] = {
-	"easiest", "easy", "medium", "hard", "hardest", NULL
-};
+static const char *const difficulty_names[] = { "easiest", "easy",   "medium", "hard",
+						"hardest", "expert", NULL };
 _Static_assert(sizeof difficulty_names / sizeof difficulty_names[0] == DIG_DIFFICULTY_COUNT + 1,
 	       "one filter value per difficulty preset");
 static const sf_level_filter digger_filters[] = {

@@ -20,7 +20,16 @@
  * (one breadth-first search over 64-bit cell sets from all machines at
  * once), needs at least that many taps. It drops by at most one per tap, so the
  * first time a state is expanded it was reached in the fewest taps, and the
- * first winning state expanded is an optimum.
+ * first winning state expanded is an optimum. That is DIG_BOUND_NEAREST, the
+ * first solver's bound. The default, DIG_BOUND_ASSIGN, adds the assignment
+ * bound (bound_assign below): the gold shared among the machines so that
+ * each reaches its gold, and each pair of its gold, within k moves, k as
+ * small as possible. It is at least the nearest bound and consistent too.
+ * States are queued with the nearest bound and get the assignment bound
+ * when they come up for expansion (REFINED), back in the queue when it
+ * raises f: most stored states are never expanded and never pay for it.
+ * Measured on hardest levels: 20 % fewer states expanded, 17 % more time;
+ * docs/digger.md says why the relaxed bounds stay far below the optimum.
  *
  * Pruning, every rule of it safe: a state is never stored when it cannot
  * win (no turns left; the bound exceeds the turns or the arrow uses that
@@ -76,8 +85,10 @@
 #define KEY_MAX 192 /* bytes; the largest key (6 machines, every rule, 64 cells) is 176 */
 #define F_MAX (DIG_MAX_TURNS + DIG_MAX_CELLS + 1) /* f = g + bound, bound <= cells */
 #define EXPANDED 1u                               /* node flag: expanded (closed) */
+#define REFINED 2u /* node flag: its f holds the assignment bound, not only the nearest */
 #define NO_NODE UINT32_MAX
-#define CHAIN_MAX 64 /* stored states compared per new state for dominance */
+#define CHAIN_MAX 64  /* stored states compared per new state for dominance */
+#define PAIR_CACHE 64 /* gold-to-gold distance matrices kept, direct-mapped by moves */
 
 /* A growable stack of node indices: one bucket of open nodes. */
 typedef struct bucket {
@@ -103,7 +114,8 @@ typedef struct solver {
 	int key_len;    /* rest_len + the uses part, a multiple of 8 */
 	int ngold;
 	uint8_t gold_cell[DIG_MAX_CELLS];
-	int nspent; /* one-shot cells: their spent bits are in the key */
+	uint8_t gold_index[DIG_MAX_CELLS]; /* cell -> i, for gold cells */
+	int nspent;                        /* one-shot cells: their spent bits are in the key */
 	uint8_t spent_cell[DIG_MAX_CELLS];
 	int nlive;
 	uint8_t live_slot[DIG_MAX_ARROWS];
@@ -116,6 +128,7 @@ typedef struct solver {
 	bool one_shot[DIG_MAX_CELLS];  /* the gift ends once the cell is spent */
 	uint64_t line[DIG_MAX_ARROWS]; /* cells slot i acts on that can step its way */
 	uint64_t grid;                 /* every cell */
+	uint64_t gold_all;             /* the level's gold cells */
 	dig_state start;               /* the level's initial state: what cells give */
 	dig_state from;                /* where the search starts: decode's base */
 
@@ -125,11 +138,17 @@ typedef struct solver {
 	uint32_t *same_rest; /* the previous node with the same rest, or NO_NODE */
 	uint8_t *tap;
 	uint8_t *g;     /* taps from the start */
-	uint8_t *flags; /* EXPANDED */
+	uint8_t *flags; /* EXPANDED, REFINED */
 	int16_t *turns_left;
 	uint32_t count, cap;
 	bucket open[F_MAX];
 	table by_key, by_rest;
+
+	/* the bound */
+	dig_bound which;
+	uint8_t *pair; /* gold_pairs: PAIR_CACHE matrices of ngold x ngold */
+	uint64_t pair_can[PAIR_CACHE][4];
+	bool pair_used[PAIR_CACHE];
 } solver;
 
 /* ---- keys ---- */
@@ -343,6 +362,7 @@ static void solver_free(solver *sv)
 	free(sv->turns_left);
 	free(sv->by_key.slot);
 	free(sv->by_rest.slot);
+	free(sv->pair);
 	for (int f = 0; f < F_MAX; f++)
 		free(sv->open[f].node);
 }
@@ -377,8 +397,11 @@ static void layout(solver *sv)
 		if (lv->arrow[i].uses > 0)
 			live |= UINT32_C(1) << i;
 	for (int c = 0; c < sv->cells; c++) {
-		if (lv->gold[c])
+		if (lv->gold[c]) {
+			sv->gold_index[c] = (uint8_t)sv->ngold;
 			sv->gold_cell[sv->ngold++] = (uint8_t)c;
+			sv->gold_all |= UINT64_C(1) << c;
+		}
 		probe(sv, c);
 		live |= sv->gives[c];
 		if (sv->start.web_left[c])
@@ -419,21 +442,22 @@ static uint64_t shift(const solver *sv, uint64_t from, int dir)
 	}
 }
 
+/* What the bound shares: usable steps per direction, and the budget. */
+typedef struct relax {
+	uint64_t can[4]; /* cells a machine can leave in direction d */
+	int limit;       /* taps available at most: turns (with gifts) and uses */
+} relax;
+
 /*
- * A lower bound on the taps `s` still needs to win (0 when won), or -1 when
- * it cannot win at all (see the design note). The distances are found by
- * one breadth-first search over cell sets (64-bit words) from every
- * machine at once: a machine may step in direction d from the cells some
- * usable arrow pointing d acts on. Other machines, terrain and path rules
- * are ignored, so it never overestimates; a gold not reached at all is
- * unreachable for good.
+ * The relaxed moves of `s`: a machine may step in direction d from the
+ * cells some usable arrow pointing d acts on, counting arrows that unspent
+ * cells can still give; limit is the fewer of the turns and the arrow uses
+ * left, gifts included. false when no tap is possible (no turns).
  */
-static int bound(const solver *sv, const dig_state *s)
+static bool relax_of(const solver *sv, const dig_state *s, relax *rx)
 {
-	if (s->gold == 0)
-		return 0;
 	if (s->turns_left <= 0)
-		return -1; /* no tap is valid, so nothing more can be given either */
+		return false; /* no tap is valid, so nothing more can be given either */
 	int turns = s->turns_left, uses = 0;
 	uint32_t usable = 0;
 	for (int i = 0; i < sv->nlive; i++) {
@@ -450,11 +474,32 @@ static int bound(const solver *sv, const dig_state *s)
 			uses++;
 		usable |= sv->gives[c];
 	}
-	uint64_t can[4] = { 0, 0, 0, 0 }; /* cells a machine can leave in dir d */
+	memset(rx->can, 0, sizeof rx->can);
 	for (uint32_t b = usable; b; b &= b - 1) {
 		int slot = __builtin_ctz(b);
-		can[sv->lv->arrow[slot].dir] |= sv->line[slot];
+		rx->can[sv->lv->arrow[slot].dir] |= sv->line[slot];
 	}
+	rx->limit = turns < uses ? turns : uses;
+	return true;
+}
+
+/* The cells reachable from `from` in one more relaxed step, and from. */
+static uint64_t step_all(const solver *sv, const relax *rx, uint64_t from)
+{
+	uint64_t next = from;
+	for (int d = 0; d < 4; d++)
+		next |= shift(sv, from & rx->can[d], d);
+	return next;
+}
+
+/*
+ * The nearest-machine bound (the solver's first): the gold whose nearest
+ * machine is farthest away, in relaxed steps, found by one breadth-first
+ * search over cell sets from every machine at once. -1: some gold cannot
+ * be reached at all, or not within the taps and uses left.
+ */
+static int bound_nearest(const solver *sv, const dig_state *s, const relax *rx)
+{
 	uint64_t reached = 0;
 	for (int m = 0; m < sv->machines; m++)
 		reached |= UINT64_C(1) << s->pos[m];
@@ -464,18 +509,190 @@ static int bound(const solver *sv, const dig_state *s)
 	uint64_t left = s->gold;
 	int far = 0;
 	while (left) {
-		uint64_t next = reached;
-		for (int d = 0; d < 4; d++)
-			next |= shift(sv, reached & can[d], d);
+		uint64_t next = step_all(sv, rx, reached);
 		if (next == reached)
 			return -1;
 		far++;
 		left &= ~next;
 		reached = next;
 	}
-	if (far > turns || far > uses)
+	return far > rx->limit ? -1 : far;
+}
+
+#define FAR 255         /* a distance: not reachable */
+#define ASSIGN_GOLD 24  /* more gold left than this: the nearest bound only */
+#define ASSIGN_STEPS 32 /* backtracking steps per bound, at most */
+
+/*
+ * Relaxed distances from `from` (a cell set) to every gold of the level:
+ * dist[i] for gold i (sv->gold_cell[i]) in layers 1.. (a gold inside
+ * `from` counts from layer 1), FAR beyond `cap` layers or never.
+ */
+static void distances(const solver *sv, const relax *rx, uint64_t from, uint64_t want, int cap,
+		      uint8_t *dist)
+{
+	memset(dist, FAR, (size_t)sv->ngold);
+	uint64_t reached = from;
+	for (int k = 1; k <= cap && want; k++) {
+		uint64_t next = step_all(sv, rx, reached);
+		uint64_t found = next & want;
+		want &= ~found;
+		for (; found; found &= found - 1)
+			dist[sv->gold_index[__builtin_ctzll(found)]] = (uint8_t)k;
+		if (next == reached)
+			break;
+		reached = next;
+	}
+}
+
+/* The gold-to-gold distances under the relaxed moves rx, cached per set of
+ * usable directions (it changes only when an arrow runs out or a gift is
+ * spent). Returns the ngold x ngold matrix, row a = distances from gold a. */
+static const uint8_t *gold_pairs(solver *sv, const relax *rx)
+{
+	uint64_t h = HASH_SEED;
+	for (int d = 0; d < 4; d++)
+		h = (h ^ rx->can[d]) * 0x94d049bb133111ebULL;
+	int i = (int)(hash_end(h) % PAIR_CACHE);
+	size_t size = (size_t)sv->ngold * (size_t)sv->ngold;
+	uint8_t *m = sv->pair + (size_t)i * size;
+	if (sv->pair_used[i] && !memcmp(sv->pair_can[i], rx->can, sizeof rx->can))
+		return m;
+	memcpy(sv->pair_can[i], rx->can, sizeof rx->can);
+	sv->pair_used[i] = true;
+	for (int a = 0; a < sv->ngold; a++)
+		distances(sv, rx, UINT64_C(1) << sv->gold_cell[a], sv->gold_all, DIG_MAX_CELLS,
+			  m + a * sv->ngold);
+	return m;
+}
+
+/* The backtracking search of bound_assign: can gold list[j..n) each go to
+ * a machine within k moves, given what the machines already took? */
+typedef struct assign {
+	int n, k, machines, steps;
+	int ngold; /* the pair matrix's row length */
+	const uint8_t *pair;
+	uint8_t list[ASSIGN_GOLD];                     /* gold indices, hardest first */
+	uint8_t dist[DIG_MAX_MACHINES][DIG_MAX_CELLS]; /* machine -> gold */
+	uint8_t took[DIG_MAX_MACHINES][ASSIGN_GOLD];   /* gold indices per machine */
+	int ntook[DIG_MAX_MACHINES];
+} assign;
+
+/* Moves machine m needs at least to collect gold a and b, in either order. */
+static int pair_cost(const assign *as, int m, int a, int b)
+{
+	int ab = as->dist[m][a] + as->pair[a * as->ngold + b];
+	int ba = as->dist[m][b] + as->pair[b * as->ngold + a];
+	return ab < ba ? ab : ba;
+}
+
+/* 1: an assignment exists; 0: none; -1: out of steps (undecided). */
+static int assign_from(assign *as, int j)
+{
+	if (j == as->n)
+		return 1;
+	if (++as->steps > ASSIGN_STEPS)
 		return -1;
-	return far;
+	int a = as->list[j];
+	for (int m = 0; m < as->machines; m++) {
+		if (as->dist[m][a] > as->k)
+			continue;
+		bool fits = true;
+		for (int t = 0; fits && t < as->ntook[m]; t++)
+			fits = pair_cost(as, m, a, as->took[m][t]) <= as->k;
+		if (!fits)
+			continue;
+		as->took[m][as->ntook[m]++] = (uint8_t)a;
+		int r = assign_from(as, j + 1);
+		as->ntook[m]--;
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * The assignment bound, at least the nearest bound. Every gold is
+ * collected by some machine, each tap moves a machine at most one relaxed
+ * step, so the taps are at least the moves of the busiest machine. A
+ * machine collecting gold a and b moves at least its distance to one of
+ * them plus the distance from that one to the other. The bound is the
+ * least k for which every remaining gold can go to a machine so that each
+ * machine reaches each of its gold within k, and each pair of them within
+ * k: tried k = the nearest bound, then upwards. Every k below the answer
+ * was refuted, so the answer never overestimates, also when the search
+ * gives up (ASSIGN_STEPS) and returns the k it reached. It is consistent:
+ * one tap moves each machine one step along the relaxed moves of the state
+ * before, and later states only lose moves, so an assignment within k
+ * after the tap is one within k + 1 before it.
+ */
+static int bound_assign(solver *sv, const dig_state *s, const relax *rx, int far)
+{
+	assign as;
+	as.n = 0;
+	for (int i = 0; i < sv->ngold; i++)
+		if ((s->gold >> sv->gold_cell[i]) & 1u) {
+			if (as.n == ASSIGN_GOLD)
+				return far;
+			as.list[as.n++] = (uint8_t)i;
+		}
+	if (as.n < 2)
+		return far;
+	if (!sv->pair) {
+		sv->pair = malloc((size_t)PAIR_CACHE * (size_t)sv->ngold * (size_t)sv->ngold);
+		if (!sv->pair)
+			return far; /* no memory for the pairs: the nearest bound */
+	}
+	as.machines = sv->machines;
+	as.ngold = sv->ngold;
+	as.pair = gold_pairs(sv, rx);
+	for (int m = 0; m < sv->machines; m++) {
+		distances(sv, rx, UINT64_C(1) << s->pos[m], s->gold, rx->limit, as.dist[m]);
+		as.ntook[m] = 0;
+	}
+	/* Gold with the fewest machines near it first (insertion sort on the
+	 * nearest distance, farthest first: those constrain the most). */
+	int near[DIG_MAX_CELLS];
+	for (int j = 0; j < as.n; j++) {
+		int a = as.list[j], best = FAR;
+		for (int m = 0; m < as.machines; m++)
+			if (as.dist[m][a] < best)
+				best = as.dist[m][a];
+		near[a] = best;
+	}
+	for (int j = 1; j < as.n; j++)
+		for (int t = j; t > 0 && near[as.list[t]] > near[as.list[t - 1]]; t--) {
+			uint8_t x = as.list[t];
+			as.list[t] = as.list[t - 1];
+			as.list[t - 1] = x;
+		}
+	as.steps = 0;
+	for (as.k = far; as.k <= rx->limit; as.k++) {
+		int r = assign_from(&as, 0);
+		if (r != 0)
+			return as.k; /* 1: the least k; -1: every smaller k refuted */
+	}
+	return -1;
+}
+
+/*
+ * A lower bound on the taps `s` still needs to win (0 when won), or -1 when
+ * it cannot win at all (see the design note): the nearest bound, and with
+ * `full` and sv->which DIG_BOUND_ASSIGN the assignment bound on top of it.
+ * Other machines, terrain and path rules are ignored, so it never
+ * overestimates; a gold not reached at all is unreachable for good.
+ */
+static int bound(solver *sv, const dig_state *s, bool full)
+{
+	if (s->gold == 0)
+		return 0;
+	relax rx;
+	if (!relax_of(sv, s, &rx))
+		return -1;
+	int far = bound_nearest(sv, s, &rx);
+	if (far < 0 || !full || sv->which == DIG_BOUND_NEAREST)
+		return far;
+	return bound_assign(sv, s, &rx, far);
 }
 
 /* ---- search ---- */
@@ -525,7 +742,7 @@ static int offer(solver *sv, const uint8_t *key, const dig_state *st, uint32_t f
 	int b;
 	if (*at_key) {
 		n = (uint32_t)*at_key - 1;
-		if ((sv->flags[n] & EXPANDED) || sv->g[n] <= g || (b = bound(sv, st)) < 0)
+		if ((sv->flags[n] & EXPANDED) || sv->g[n] <= g || (b = bound(sv, st, false)) < 0)
 			return 0;
 	} else {
 		uint64_t *at_rest = table_slot(sv, &sv->by_rest, key, h_rest);
@@ -535,7 +752,7 @@ static int offer(solver *sv, const uint8_t *key, const dig_state *st, uint32_t f
 		     a = sv->same_rest[a], seen++)
 			if (sv->g[a] <= g && sv->turns_left[a] >= left && uses_cover(sv, a, key))
 				return 0;
-		if ((b = bound(sv, st)) < 0)
+		if ((b = bound(sv, st, false)) < 0)
 			return 0;
 		if (sv->count >= max_states)
 			return 1;
@@ -565,9 +782,6 @@ static int offer(solver *sv, const uint8_t *key, const dig_state *st, uint32_t f
 	return push(&sv->open[nf < F_MAX ? nf : F_MAX - 1], n);
 }
 
-static int solve(const dig_level *lv, const dig_state *from, uint64_t max_states,
-		 dig_solve_result *out, sf_err *err);
-
 /*
  * Searches for the fewest taps that collect all the gold of `lv`. Fills
  * `out`: status DIG_SOLVED with turns and taps (one optimal sequence,
@@ -581,7 +795,7 @@ static int solve(const dig_level *lv, const dig_state *from, uint64_t max_states
  */
 int dig_solve(const dig_level *lv, uint64_t max_states, dig_solve_result *out, sf_err *err)
 {
-	return solve(lv, NULL, max_states, out, err);
+	return dig_solve_with(lv, NULL, max_states, DIG_BOUND_ASSIGN, out, err);
 }
 
 /*
@@ -596,12 +810,12 @@ int dig_solve(const dig_level *lv, uint64_t max_states, dig_solve_result *out, s
 int dig_solve_from(const dig_level *lv, const dig_state *from, uint64_t max_states,
 		   dig_solve_result *out, sf_err *err)
 {
-	return solve(lv, from, max_states, out, err);
+	return dig_solve_with(lv, from, max_states, DIG_BOUND_ASSIGN, out, err);
 }
 
-/* Both: from NULL is the level's initial state. */
-static int solve(const dig_level *lv, const dig_state *from, uint64_t max_states,
-		 dig_solve_result *out, sf_err *err)
+/* Both, with the bound `which`: from NULL is the level's initial state. */
+int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_states, dig_bound which,
+		   dig_solve_result *out, sf_err *err)
 {
 	uint8_t key[KEY_MAX];
 	dig_state s;
@@ -614,14 +828,14 @@ static int solve(const dig_level *lv, const dig_state *from, uint64_t max_states
 		return rc;
 	if (max_states > UINT32_MAX - 1)
 		max_states = UINT32_MAX - 1;
-	solver sv = { .lv = lv };
+	solver sv = { .lv = lv, .which = which };
 	layout(&sv);
 	sv.from = from ? *from : sv.start;
 	sv.by_key.len = sv.key_len;
 	sv.by_rest.len = sv.rest_len;
 	if (grow_nodes(&sv) != 0 || grow_table(&sv.by_key) != 0 || grow_table(&sv.by_rest) != 0)
 		goto fail;
-	if (bound(&sv, &sv.from) < 0) {
+	if (bound(&sv, &sv.from, true) < 0) {
 		out->status = DIG_UNSOLVABLE;
 		goto done;
 	}
@@ -635,8 +849,25 @@ static int solve(const dig_level *lv, const dig_state *from, uint64_t max_states
 			if (sv.flags[n] & EXPANDED)
 				continue;
 			int g = sv.g[n];
-			sv.flags[n] |= EXPANDED;
 			decode(&sv, key_of(&sv, n), g, sv.turns_left[n], &s);
+			if (which != DIG_BOUND_NEAREST && !(sv.flags[n] & REFINED)) {
+				/* Offered with the nearest bound (cheap, and most
+				 * stored states are never expanded); now the full
+				 * one, and back in the queue if it moves f up. */
+				sv.flags[n] |= REFINED;
+				int b = bound(&sv, &s, true);
+				if (b < 0) {
+					sv.flags[n] |= EXPANDED;
+					continue;
+				}
+				if (g + b > f) {
+					int nf = g + b < F_MAX ? g + b : F_MAX - 1;
+					if ((rc = push(&sv.open[nf], n)) != 0)
+						goto stop;
+					continue;
+				}
+			}
+			sv.flags[n] |= EXPANDED;
 			out->states++;
 			if (dig_won(&s)) {
 				write_path(&sv, n, -1, out);

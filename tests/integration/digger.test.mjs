@@ -46,7 +46,7 @@ async function check(body, kind = 'digger') {
 
 const byDifficulty = {};
 
-for (const difficulty of ['easiest', 'hardest']) {
+for (const difficulty of ['easiest', 'hardest', 'expert']) {
   test(`a ${difficulty} digger job: levels valid, recorded solution >= 1 star, optimum 3 stars`, async () => {
     const { levels } = await diggerLevels(server, { difficulty, count: 2 }, 41);
     byDifficulty[difficulty] = levels;
@@ -60,6 +60,12 @@ for (const difficulty of ['easiest', 'hardest']) {
       assert.equal(lv.params.width, null);
       assert.deepEqual(lv.stars.thresholds[2], lv.solution.optimal.turns);
       assert.ok(lv.solution.optimal.turns <= lv.solution.recorded.turns);
+      // The measured difficulty: its rates add up, its counts fit the level.
+      const d = lv.stats.difficulty;
+      assert.equal(d.random_win_rate, d.random_wins / d.random_plays);
+      assert.ok(d.decided <= d.states);
+      if (d.method === 'exact') assert.equal(d.decided, d.states);
+      assert.ok(d.optimal_branching <= d.branching);
 
       const recorded = await check({ level: lv.puzzle, moves: lv.solution.recorded.taps });
       assert.equal(recorded.status, 200, recorded.text);
@@ -192,7 +198,7 @@ test('the same seed gives the same level bytes, whatever the thread count', asyn
 
 test('digger params the kind refuses are a 422 at submit, naming the field', async () => {
   for (const [params, detail] of [
-    [{ difficulty: 'extreme' }, /^params\.difficulty must be one of easiest, easy, medium, hard, hardest/],
+    [{ difficulty: 'extreme' }, /^params\.difficulty must be one of easiest, easy, medium, hard, hardest, expert/],
     [{ count: 0 }, /^params\.count 0 is out of range \(allowed: 1\.\.20\)/],
     [{ width: 11 }, /^params\.width must be an integer 2\.\.10, or null/],
     [{ single_use: 'yes' }, /^params\.single_use must be true, false, or null/],

@@ -198,7 +198,7 @@ test('difficulty filters digger levels, with or without kind, and only takes a p
   // A preset with no level yet is an empty page, not an error.
   assert.deepEqual(await getJson(server, '/v1/levels?difficulty=hardest'), { levels: [], next_page_token: null });
   const problem = assertProblem(await request(server, '/v1/levels?difficulty=impossible'), 400, 'invalid-query');
-  assert.match(problem.detail, /difficulty 'impossible'.*easiest, easy, medium, hard, hardest/);
+  assert.match(problem.detail, /difficulty 'impossible'.*easiest, easy, medium, hard, hardest, expert/);
 });
 
 test('filter values: numbers compare as numbers, texts must be non-empty, min_ only for numbers', async () => {
