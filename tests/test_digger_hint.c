@@ -282,7 +282,10 @@ static void test_hints_on_sampled_plays(void **state)
 	for (int d = DIG_EASIEST; d < DIG_DIFFICULTY_COUNT; d++) {
 		tally t = { 0 };
 		uint32_t bfs_max = d <= DIG_EASY ? 200000 : 0;
-		for (uint64_t seed = 1; seed <= 3; seed++) {
+		/* Expert's dead positions cost the most (an undo search of up to
+		 * four 400 000-state solves): one level of it. */
+		uint64_t levels = d == DIG_EXPERT ? 1 : 3;
+		for (uint64_t seed = 1; seed <= levels; seed++) {
 			static dig_puzzle pz;
 			generate((dig_difficulty)d, seed, &pz);
 			rng r;
@@ -301,7 +304,7 @@ static void test_hints_on_sampled_plays(void **state)
 		total.winnable += t.winnable;
 		total.dead += t.dead;
 		total.bfs_checked += t.bfs_checked;
-		assert_true(t.winnable >= 9); /* at least the starts */
+		assert_true(t.winnable >= 3 * (int)levels); /* at least the starts */
 	}
 	assert_true(total.dead >= 10);
 	assert_true(total.bfs_checked >= 20);
