@@ -525,6 +525,11 @@ static void test_presets_ordered(void **state)
 			assert_int_equal(dig_measure_level(&pz.level, &pz.optimal, &o, &m, &err),
 					 0);
 			assert_int_equal(m.random_plays, o.random_plays);
+			/* What the level document promises (schema/digger/level.schema.json):
+			 * the level's own optimal play counts, and keeps its optimum. */
+			assert_true(m.optimal_plays >= 1);
+			assert_true(m.optimal_branching >= 1 && m.branching >= m.optimal_branching);
+			assert_true(m.decided <= m.states);
 			opt[i] = pz.optimal.turns;
 			branch[i] = m.branching;
 			dead[i] = m.dead_end_share;

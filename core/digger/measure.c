@@ -872,6 +872,10 @@ static int sampled_measure(sampler *sp, const dig_solve_result *play, rng *r, di
 		out->optimal_branching = (double)keep / play->turns;
 	}
 	out->optimal_plays_exact = !sp->inexact;
+	/* The play itself is an optimal play, however little the count got
+	 * through before its work budget ran out. */
+	if (out->optimal_plays < 1)
+		out->optimal_plays = 1;
 	return 0;
 }
 
