@@ -151,7 +151,8 @@ uint64_t dig_check_solver_states(void)
 	return most;
 }
 
-static const char *solver_status(int status)
+/* See codec.h. */
+const char *dig_solve_status_name(int status)
 {
 	return status == DIG_SOLVED       ? "solved"
 	       : status == DIG_UNSOLVABLE ? "unsolvable"
@@ -196,8 +197,8 @@ json_t *dig_check_json(const json_t *body, sf_err *err)
 	doc = json_pack("{s:b, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:{s:s, s:I}}", "solved", solved,
 			"gold", gold_total - left, "gold_total", gold_total, "turns", p->ntaps,
 			"turns_left", p->s.turns_left, "stars", stars, "thresholds", thresholds,
-			"optimum", optimum, "solver", "status", solver_status(p->opt.status),
-			"states", (json_int_t)p->opt.states);
+			"optimum", optimum, "solver", "status",
+			dig_solve_status_name(p->opt.status), "states", (json_int_t)p->opt.states);
 	if (doc && reason && json_object_set_new(doc, "reason", json_string(reason))) {
 		json_decref(doc);
 		doc = NULL;

@@ -107,6 +107,10 @@ int dig_play_read(const json_t *body, dig_level *lv, uint8_t *taps, int *ntaps, 
  * allowed: the arrow has no uses left"), also a move made after the level
  * was already solved.
  */
+/* A solver status as the check and the hint write it: "solved",
+ * "unsolvable" or "unknown". */
+const char *dig_solve_status_name(int status);
+
 int dig_play_replay(const dig_level *lv, const uint8_t *taps, int ntaps, dig_state *s, sf_err *err);
 
 /*

@@ -133,13 +133,6 @@ static json_t *move_json(const dig_level *lv, int slot)
 	return move;
 }
 
-static const char *status_name(int status)
-{
-	return status == DIG_SOLVED       ? "solved"
-	       : status == DIG_UNSOLVABLE ? "unsolvable"
-					  : "unknown";
-}
-
 /* Working memory of one hint (too large for a worker's stack). */
 typedef struct hint_job {
 	dig_level lv;
@@ -198,7 +191,7 @@ json_t *dig_hint_json(const json_t *body, sf_err *err)
 			"winnable", winnable, "turns", p->ntaps, "turns_left",
 			p->after[p->ntaps].turns_left, "undo", undo, "hint",
 			next ? next : json_null(), "taps_needed", needed, "solver", "status",
-			status_name(h->status), "states", (json_int_t)h->states);
+			dig_solve_status_name(h->status), "states", (json_int_t)h->states);
 	if (doc && reason && json_object_set_new(doc, "reason", json_string(reason))) {
 		json_decref(doc);
 		doc = NULL;
