@@ -156,6 +156,15 @@ typedef struct sf_kind {
 	 */
 	char *(*level_svg)(const json_t *level, sf_err *err);
 	/*
+	 * Optional (NULL: the kind's picture has no choice of star, and the
+	 * service refuses ?star= with 400). The picture level_svg draws, showing
+	 * a play that earns `star` stars (1..3; lattice: that star's fold).
+	 * NULL with err set: SF_EINVAL as level_svg's (or a star outside 1..3),
+	 * SF_ERANGE when this level has nothing to show for each star (a
+	 * lattice level without star bands), SF_ENOMEM.
+	 */
+	char *(*level_svg_star)(const json_t *level, int star, sf_err *err);
+	/*
 	 * What the kind's levels can be filtered on (see sf_level_filter),
 	 * ended by an entry whose name is NULL; at most SF_KIND_MAX_FILTERS.
 	 * NULL: nothing.

@@ -91,14 +91,22 @@ static void test_thresholds(void **state)
 	}
 }
 
+/* The hand-made level's winning play: row 0's left arrow twice (machine 0
+ * onto the web gold), then row 2's right arrow twice (machine 1 onto the
+ * other gold). */
+static void handmade_win(const dig_level *lv, uint8_t win[4])
+{
+	win[0] = win[1] = (uint8_t)dig_slot_row_left(lv, 0);
+	win[2] = win[3] = (uint8_t)dig_slot_row_right(lv, 2);
+}
+
 static void test_check_handmade(void **state)
 {
 	(void)state;
 	dig_level lv;
 	dig_handmade(&lv);
-	uint8_t win[] = { (uint8_t)dig_slot_row_left(&lv, 0), (uint8_t)dig_slot_row_left(&lv, 0),
-			  (uint8_t)dig_slot_row_right(&lv, 2),
-			  (uint8_t)dig_slot_row_right(&lv, 2) };
+	uint8_t win[4];
+	handmade_win(&lv, win);
 	sf_err err = { 0 };
 	json_t *res = run_check(check_body(&lv, win, 4), &err);
 	if (!res)
@@ -246,13 +254,184 @@ static void test_check_generated(void **state)
 	}
 }
 
+/* The arrow (side, index) of `state` in a check's answer, or NULL. */
+static const json_t *state_arrow(const json_t *st, const char *side, int index)
+{
+	size_t i;
+	const json_t *a;
+	json_array_foreach(json_object_get(st, "arrows"), i, a)
+	{
+		if (!strcmp(json_string_value(json_object_get(a, "side")), side) &&
+		    json_integer_value(json_object_get(a, "index")) == index)
+			return a;
+	}
+	return NULL;
+}
+
+/* Whether arrow (side, index) is tappable, with `uses` uses left. */
+static void assert_arrow(const json_t *st, const char *side, int index, bool tappable, int uses)
+{
+	const json_t *a = state_arrow(st, side, index);
+	assert_non_null(a);
+	assert_int_equal(json_is_true(json_object_get(a, "tappable")), tappable);
+	assert_int_equal(json_integer_value(json_object_get(a, "uses")), uses);
+}
+
+static int tappable_count(const json_t *st)
+{
+	size_t i;
+	const json_t *a;
+	int n = 0;
+	json_array_foreach(json_object_get(st, "arrows"), i, a)
+	{
+		n += json_is_true(json_object_get(a, "tappable"));
+	}
+	return n;
+}
+
+static void assert_machine(const json_t *st, int m, int x, int y)
+{
+	const json_t *pos = json_array_get(json_object_get(st, "machines"), (size_t)m);
+	assert_non_null(pos);
+	assert_int_equal(json_integer_value(json_object_get(pos, "x")), x);
+	assert_int_equal(json_integer_value(json_object_get(pos, "y")), y);
+	assert_true(json_is_false(json_object_get(pos, "frozen")));
+}
+
+/* The cell (x, y) of `state`'s cells, or NULL. */
+static const json_t *state_cell(const json_t *st, int x, int y)
+{
+	size_t i;
+	const json_t *c;
+	json_array_foreach(json_object_get(st, "cells"), i, c)
+	{
+		if (json_integer_value(json_object_get(c, "x")) == x &&
+		    json_integer_value(json_object_get(c, "y")) == y)
+			return c;
+	}
+	return NULL;
+}
+
+/*
+ * The check's "state" on the hand-made level (tests/digger_support.h),
+ * worked out by hand: machine 0 at (0,0) and 1 at (3,2); row 0's left
+ * arrow (2 uses) moves machine 0 right onto the web gold at (2,0) in two
+ * taps, row 2's right arrow (2 uses) machine 1 left onto the gold at (1,2).
+ * Column 1's top arrow has a use but nobody stands in column 1; column 0's
+ * bottom arrow would push machine 0 off the top of the grid.
+ */
+static void test_check_state_handmade(void **state)
+{
+	(void)state;
+	dig_level lv;
+	dig_handmade(&lv);
+	uint8_t win[4];
+	handmade_win(&lv, win);
+	sf_err err = { 0 };
+	json_t *res = run_check(check_body(&lv, win, 0), &err);
+	assert_non_null(res);
+	const json_t *st = json_object_get(res, "state");
+	assert_non_null(st);
+	assert_machine(st, 0, 0, 0);
+	assert_machine(st, 1, 3, 2);
+	assert_int_equal(json_array_size(json_object_get(st, "gold")), 2);
+	assert_int_equal(json_array_size(json_object_get(st, "arrows")), 14);
+	assert_arrow(st, "left", 0, true, 2);
+	assert_arrow(st, "right", 2, true, 2);
+	assert_arrow(st, "top", 1, false, 1);
+	assert_arrow(st, "bottom", 0, false, 1);
+	assert_int_equal(tappable_count(st), 2);
+	assert_int_equal(json_array_size(json_object_get(st, "cells")), 4);
+	assert_int_equal(json_integer_value(json_object_get(state_cell(st, 2, 0), "visits_left")),
+			 1);
+	assert_true(json_is_false(json_object_get(state_cell(st, 3, 0), "spent")));
+	json_decref(res);
+
+	/* Machine 0 on the web: its gold collected, row 0's arrow spent. */
+	res = run_check(check_body(&lv, win, 2), &err);
+	assert_non_null(res);
+	st = json_object_get(res, "state");
+	assert_machine(st, 0, 2, 0);
+	assert_machine(st, 1, 3, 2);
+	const json_t *gold = json_object_get(st, "gold");
+	assert_int_equal(json_array_size(gold), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(gold, 0), "x")), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(gold, 0), "y")), 2);
+	assert_int_equal(json_integer_value(json_object_get(state_cell(st, 2, 0), "visits_left")),
+			 0);
+	assert_arrow(st, "left", 0, false, 0);
+	assert_arrow(st, "right", 2, true, 2);
+	assert_int_equal(tappable_count(st), 1);
+	json_decref(res);
+
+	/* Solved: no gold left, and no arrow may be tapped any more. */
+	res = run_check(check_body(&lv, win, 4), &err);
+	assert_non_null(res);
+	st = json_object_get(res, "state");
+	assert_machine(st, 1, 1, 2);
+	assert_int_equal(json_array_size(json_object_get(st, "gold")), 0);
+	assert_arrow(st, "right", 2, false, 0);
+	assert_int_equal(tappable_count(st), 0);
+	json_decref(res);
+}
+
+/*
+ * On generated levels: after every prefix of the recorded solution (the
+ * easier difficulties; the end alone for the rest, whose checks solve
+ * longer), the machines stand where the generator's trace says, and the
+ * recorded solution's next tap is tappable; at the end no gold and no
+ * tappable arrow is left.
+ */
+static void test_check_state_generated(void **state)
+{
+	(void)state;
+	for (int i = 0; i < npuzzles; i++) {
+		const dig_puzzle *pz = &puzzles[i];
+		const dig_trace *tr = &pz->recorded;
+		bool every = i < 3 * SEEDS_PER_DIFFICULTY; /* easiest, easy, medium */
+		for (int k = every ? 0 : tr->turns; k <= tr->turns; k++) {
+			sf_err err = { 0 };
+			json_t *res = run_check(check_body(&pz->level, tr->tap, k), &err);
+			if (!res)
+				fail_msg("puzzle %d, %d taps: %s", i, k, err.msg);
+			const json_t *st = json_object_get(res, "state");
+			for (int m = 0; m < pz->level.machines; m++) {
+				const json_t *pos =
+					json_array_get(json_object_get(st, "machines"), (size_t)m);
+				int cell = (int)(json_integer_value(json_object_get(pos, "y")) *
+							 pz->level.w +
+						 json_integer_value(json_object_get(pos, "x")));
+				assert_int_equal(cell, tr->pos[k][m]);
+			}
+			if (k < tr->turns) {
+				json_t *next = dig_taps_to_json(&pz->level, &tr->tap[k], 1);
+				const json_t *t = json_array_get(next, 0);
+				const json_t *a = state_arrow(
+					st, json_string_value(json_object_get(t, "side")),
+					(int)json_integer_value(json_object_get(t, "index")));
+				assert_non_null(a);
+				assert_true(json_is_true(json_object_get(a, "tappable")));
+				json_decref(next);
+			} else {
+				assert_int_equal(json_array_size(json_object_get(st, "gold")), 0);
+				assert_int_equal(tappable_count(st), 0);
+			}
+			json_decref(res);
+		}
+	}
+}
+
 int main(void)
 {
 	json_object_seed(1);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_thresholds),       cmocka_unit_test(test_check_handmade),
-		cmocka_unit_test(test_check_unsolvable), cmocka_unit_test(test_check_bad_bodies),
+		cmocka_unit_test(test_thresholds),
+		cmocka_unit_test(test_check_handmade),
+		cmocka_unit_test(test_check_unsolvable),
+		cmocka_unit_test(test_check_bad_bodies),
 		cmocka_unit_test(test_check_generated),
+		cmocka_unit_test(test_check_state_handmade),
+		cmocka_unit_test(test_check_state_generated),
 	};
 	return cmocka_run_group_tests(tests, make_puzzles, free_puzzles);
 }

@@ -284,6 +284,99 @@ static void test_lattice_levels(void **state)
 	json_decref(doc);
 }
 
+/*
+ * The fold of each star (lat_level_svg_star, the kind's level_svg_star):
+ * star k draws solution.band_folds' fold of k stars, whose contacts are the
+ * k-th threshold, and says so in its caption; star 3 is the default
+ * picture's bytes; the three differ where the folds do; a star outside
+ * 1..3 is SF_EINVAL, and a level without bands SF_ERANGE. Only lattice has
+ * the choice.
+ */
+static void test_lattice_star(void **state)
+{
+	(void)state;
+	static const char *const keys[3] = { "one", "two", "three" };
+	static const char *const words[3] = { "One", "Two", "Three" };
+	assert_non_null(sf_kind_find("lattice")->level_svg_star);
+	assert_null(sf_kind_find("digger")->level_svg_star);
+	assert_null(sf_kind_find("racetrack")->level_svg_star);
+	static const gen_case cases[] = {
+		{ "lattice", 1, "{\"length\":12,\"population\":10,\"generations\":4}" },
+		{ "lattice", 2, "{\"length\":24,\"population\":6,\"generations\":2}" },
+		{ "lattice", 4,
+		  "{\"lattice\":\"cubic\",\"length\":10,\"population\":8,"
+		  "\"generations\":3}" },
+	};
+	int differing = 0;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		json_t *doc = generate(cases[i].kind, cases[i].seed, cases[i].params, 1);
+		const json_t *level = json_array_get(json_object_get(doc, "levels"), 0);
+		const json_t *t = json_object_get(json_object_get(level, "stars"), "thresholds");
+		const json_t *bands =
+			json_object_get(json_object_get(level, "solution"), "band_folds");
+		assert_true(json_is_array(t));
+		char *dflt = picture(level), *svg[3];
+		for (int k = 0; k < 3; k++) {
+			sf_err err = { 0 };
+			svg[k] = lat_level_svg_star(level, k + 1, &err);
+			if (!svg[k])
+				fail_msg("%s star %d: %s", cases[i].params, k + 1, err.msg);
+			assert_svg(svg[k], "star");
+			int expect = (int)json_integer_value(json_array_get(t, (size_t)k));
+			const char *fold = json_string_value(json_object_get(bands, keys[k]));
+			assert_int_equal(fold_contacts(json_object_get(level, "puzzle"), fold),
+					 expect);
+			assert_int_equal(count(svg[k], "class=\"contact\""), expect);
+			char caption[64];
+			snprintf(caption, sizeof caption, ">%s-star fold: %d HH contacts<",
+				 words[k], expect);
+			if (!strstr(svg[k], caption))
+				fail_msg("%s star %d: no caption %s", cases[i].params, k + 1,
+					 caption);
+			/* The mark under the histogram sits under this fold's score. */
+			assert_int_equal(count(svg[k], "class=\"mark\""), 1);
+		}
+		assert_string_equal(svg[2], dflt);
+		for (int k = 0; k < 2; k++) {
+			int same_fold = !strcmp(json_string_value(json_object_get(bands, keys[k])),
+						json_string_value(json_object_get(bands, keys[2])));
+			assert_int_equal(!strcmp(svg[k], svg[2]), same_fold);
+			differing += !same_fold;
+		}
+		for (int k = 0; k < 3; k++)
+			free(svg[k]);
+		free(dflt);
+
+		sf_err err = { 0 };
+		for (int bad = -1; bad <= 4; bad += 5) {
+			memset(&err, 0, sizeof err);
+			assert_null(lat_level_svg_star(level, bad, &err));
+			assert_int_equal(err.code, SF_EINVAL);
+			assert_non_null(strstr(err.msg, "star"));
+		}
+		assert_null(lat_level_svg_star(level, 0, &err));
+		/* Without star bands there is no fold per star. */
+		json_t *plain = json_deep_copy(level);
+		json_object_set_new(json_object_get(plain, "stars"), "thresholds", json_null());
+		json_object_set_new(json_object_get(plain, "solution"), "band_folds", json_null());
+		memset(&err, 0, sizeof err);
+		assert_null(lat_level_svg_star(plain, 2, &err));
+		assert_int_equal(err.code, SF_ERANGE);
+		assert_non_null(strstr(err.msg, "no star bands"));
+		json_decref(plain);
+		/* Another kind's document is still SF_EINVAL. */
+		json_t *other = json_deep_copy(level);
+		json_object_set_new(other, "kind", json_string("digger"));
+		memset(&err, 0, sizeof err);
+		assert_null(lat_level_svg_star(other, 1, &err));
+		assert_int_equal(err.code, SF_EINVAL);
+		json_decref(other);
+		json_decref(doc);
+	}
+	/* The cases have folds that differ (else the comparison above proves little). */
+	assert_true(differing >= 2);
+}
+
 /* The evaluation document GET /v1/evaluations/{lattice}/{sequence} answers. */
 static json_t *evaluation(lat_kind kind, const char *sequence, int threads)
 {
@@ -355,6 +448,18 @@ static void racetrack_contents(const json_t *level, const char *svg)
 	assert_int_equal(count(svg, "class=\"target\""), 1);
 	assert_int_equal(count(svg, "class=\"simulated\""), 1);
 	assert_int_equal(count(svg, "class=\"elevation\""), 1);
+	/* The legend explains the checkpoints' discs and, when a segment was
+	 * never finished, its grey. */
+	const char *legend = strstr(svg, "class=\"legend\"");
+	assert_non_null(legend);
+	assert_non_null(strstr(legend, ">checkpoint</text>"));
+	int unfinished = 0;
+	for (int k = 0; k < segments; k++)
+		unfinished |=
+			json_number_value(json_object_get(
+				json_array_get(json_object_get(puzzle, "segments"), (size_t)k),
+				"simulated_px")) < 0;
+	assert_int_equal(strstr(legend, ">not reached</text>") != NULL, unfinished);
 	/* The road passes every spline sample: as many "L" as samples - 1, twice. */
 	const char *road = strstr(svg, "class=\"road\"");
 	const char *end = strstr(road, "/>");
@@ -394,18 +499,143 @@ static void digger_contents(const json_t *level, const char *svg)
 		shown += json_integer_value(json_object_get(json_array_get(arrows, i), "uses")) > 0;
 	assert_int_equal(count(svg, "class=\"arrow\""), shown);
 	assert_int_equal(count(svg, "class=\"arrow hidden\""), 2 * (w + h) - shown);
-	/* Gold carries its order exactly when the level collects it in order. */
+	/* Gold carries its order exactly when the level collects it in order (and
+	 * then the legend's coin shows a 1 too). */
 	int ordered =
 		json_is_true(json_object_get(json_object_get(puzzle, "rules"), "gold_in_order"));
-	assert_int_equal(count(svg, "fill=\"#7a4b00\">"), ordered ? gold : 0);
+	assert_int_equal(count(svg, "fill=\"#7a4b00\">"), ordered ? gold + 1 : 0);
 	const json_t *cells = json_object_get(puzzle, "cells");
+	/* The legend: one entry for each symbol drawn, and none for one that is not. */
+	static const char *const terrains[7] = { "mud", "stone", "web",   "treasure",
+						 "ice", "lava",  "energy" };
+	static const char *const labels[7] = {
+		">mud<",
+		">stone: blocks<",
+		">web: gold counts from visit n<",
+		">treasure: gives arrows a use<",
+		">ice: freezes<",
+		">lava: thaws the frozen<",
+		">energy: n turns back<",
+	};
+	int used[7] = { 0 }, gift = 0, dot = 0, listed = 0;
 	for (size_t i = 0; i < json_array_size(cells); i++) {
-		const char *t =
-			json_string_value(json_object_get(json_array_get(cells, i), "terrain"));
+		const json_t *c = json_array_get(cells, i);
+		const char *t = json_string_value(json_object_get(c, "terrain"));
 		char cls[48];
 		snprintf(cls, sizeof cls, "class=\"cell %s\"", t);
 		assert_non_null(strstr(svg, cls));
+		for (int k = 0; k < 7; k++)
+			used[k] |= !strcmp(t, terrains[k]);
+		listed += strcmp(t, "mud") != 0;
+		gift |= !strcmp(t, "treasure") &&
+			json_integer_value(json_object_get(c, "param")) > 0;
+		dot |= (!strcmp(t, "stone") || !strcmp(t, "web")) &&
+		       json_array_size(json_object_get(c, "machines")) > 0;
 	}
+	used[0] |= listed < w * h;
+	assert_int_equal(gift, count(svg, "class=\"gift\"") > 0);
+	int entries = 2 + (shown > 0) + (shown < 2 * (w + h)) + gift + dot;
+	for (int k = 0; k < 7; k++) {
+		entries += used[k];
+		if (used[k] != (strstr(svg, labels[k]) != NULL))
+			fail_msg("legend: %s is %s but its entry %s", terrains[k],
+				 used[k] ? "used" : "not used",
+				 used[k] ? "is missing" : "is there");
+	}
+	assert_int_equal(count(svg, "class=\"legend-entry\""), entries);
+	assert_int_equal(strstr(svg, ">arrow: n uses left<") != NULL, shown > 0);
+	assert_int_equal(strstr(svg, ">hidden arrow: no use yet<") != NULL, shown < 2 * (w + h));
+	assert_int_equal(strstr(svg, ">the arrow a treasure refills<") != NULL, gift);
+	assert_int_equal(strstr(svg, ">only the machine of that colour<") != NULL, dot);
+	assert_non_null(strstr(svg, ordered ? ">gold, in this order<" : ">gold<"));
+}
+
+/*
+ * The legend's labels (a <text> with only x and y) of a digger picture:
+ * their count, and fails unless each, at 7 px a character, ends inside the
+ * page's cream card (24 px from the right edge) and above its bottom.
+ * Returns the number of rows they take.
+ */
+static int legend_rows(const char *svg, int *labels)
+{
+	double width, height;
+	assert_int_equal(sscanf(strstr(svg, "<svg "),
+				"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%lf\" "
+				"height=\"%lf\"",
+				&width, &height),
+			 2);
+	const char *at = strstr(svg, "class=\"legend\"");
+	assert_non_null(at);
+	double rows_y[16];
+	int rows = 0;
+	*labels = 0;
+	while ((at = strstr(at + 1, "<text x=\""))) {
+		double x, y;
+		char label[80];
+		if (sscanf(at, "<text x=\"%lf\" y=\"%lf\">%79[^<]", &x, &y, label) != 3)
+			continue;
+		++*labels;
+		if (x + 7.0 * (double)strlen(label) > width - 24 + 0.01 || y > height - 20)
+			fail_msg("legend label '%s' at %g,%g passes the card of %gx%g", label, x, y,
+				 width, height);
+		int seen = 0;
+		for (int r = 0; r < rows; r++)
+			seen |= rows_y[r] == y;
+		if (!seen && rows < 16)
+			rows_y[rows++] = y;
+	}
+	return rows;
+}
+
+/*
+ * A narrow level with every symbol the picture has: every terrain, a
+ * treasure's triangles, machine dots on stone and web, numbered gold,
+ * arrows with uses and hidden ones. The legend lists all 13 and wraps into
+ * rows inside the page, which grows to hold them.
+ */
+static void test_digger_legend(void **state)
+{
+	(void)state;
+	const char *text =
+		"{\"kind\":\"digger\",\"id\":\"dig_0123456789abcdef0123456789abcdef\",\"puzzle\":{"
+		"\"width\":3,"
+		"\"height\":3,\"turns\":9,\"rules\":{\"gold_in_order\":true,\"no_shuffle\":"
+		"true,\"no_backtrack\":true,\"any_direction\":true,\"single_use\":true},"
+		"\"machines\":[{\"x\":0,\"y\":0},{\"x\":1,\"y\":0}],"
+		"\"gold\":[{\"x\":2,\"y\":2,\"order\":1},{\"x\":0,\"y\":2,\"order\":2}],"
+		"\"cells\":[{\"x\":2,\"y\":0,\"terrain\":\"stone\",\"machines\":[0]},"
+		"{\"x\":0,\"y\":1,\"terrain\":\"web\",\"param\":2,\"machines\":[1]},"
+		"{\"x\":1,\"y\":1,\"terrain\":\"treasure\",\"param\":5},"
+		"{\"x\":2,\"y\":1,\"terrain\":\"ice\"},{\"x\":0,\"y\":2,\"terrain\":\"lava\"},"
+		"{\"x\":1,\"y\":2,\"terrain\":\"energy\",\"param\":3}],"
+		"\"arrows\":[{\"side\":\"left\",\"index\":0,\"uses\":2},"
+		"{\"side\":\"top\",\"index\":1,\"uses\":1,\"dir\":\"down\"}]}}";
+	json_t *level = json_loads(text, 0, NULL);
+	assert_non_null(level);
+	char *svg = picture(level);
+	assert_svg(svg, "legend level");
+	digger_contents(level, svg);
+	int labels, rows = legend_rows(svg, &labels);
+	assert_int_equal(labels, 13);
+	assert_true(rows >= 3);
+	/* The rules take a line of their own: they do not fit after the id. */
+	assert_non_null(strstr(svg, "y=\"92\" font-size=\"11\" fill=\"#8a6a52\">rules: no "
+				    "shuffle, no backtrack, gold in order, any direction, single "
+				    "use<"));
+	free(svg);
+	/* With fewer symbols, fewer entries and rows, and a shorter page. */
+	json_t *plain = json_loads(text, 0, NULL);
+	json_object_del(json_object_get(plain, "puzzle"), "cells");
+	json_object_set_new(json_object_get(json_object_get(plain, "puzzle"), "rules"),
+			    "gold_in_order", json_false());
+	char *small = picture(plain);
+	digger_contents(plain, small);
+	int few, small_rows = legend_rows(small, &few);
+	assert_int_equal(few, 5); /* machines, arrow, hidden arrow, gold, mud */
+	assert_true(small_rows < rows);
+	free(small);
+	json_decref(plain);
+	json_decref(level);
 }
 
 static void test_digger_levels(void **state)
@@ -417,8 +647,18 @@ static void test_digger_levels(void **state)
 		{ "digger", 3, "{\"difficulty\":\"hard\",\"count\":2}" },
 		{ "digger", 1, "{\"difficulty\":\"hardest\"}" },
 		{ "digger", 4, "{\"difficulty\":\"hardest\",\"width\":10,\"height\":6}" },
+		{ "digger", 4, "{\"difficulty\":\"hardest\"}" },
+		{ "digger", 5, "{\"difficulty\":\"expert\",\"gold_in_order\":true}" },
 	};
-	assert_true(check_cases(cases, sizeof cases / sizeof cases[0], digger_contents) >= 7);
+	assert_true(check_cases(cases, sizeof cases / sizeof cases[0], digger_contents) >= 9);
+	/* Hardest seed 4 uses all six terrains: its legend wraps and stays inside. */
+	json_t *doc = generate("digger", 4, "{\"difficulty\":\"hardest\"}", 1);
+	char *svg = picture(json_array_get(json_object_get(doc, "levels"), 0));
+	int labels;
+	assert_true(legend_rows(svg, &labels) >= 2);
+	assert_true(labels >= 10);
+	free(svg);
+	json_decref(doc);
 }
 
 /* ---- bad documents ---- */
@@ -719,10 +959,11 @@ int main(void)
 {
 	json_object_seed(1);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_writer),        cmocka_unit_test(test_lattice_levels),
-		cmocka_unit_test(test_evaluation),    cmocka_unit_test(test_racetrack_levels),
-		cmocka_unit_test(test_digger_levels), cmocka_unit_test(test_bad_documents),
-		cmocka_unit_test(test_random_damage), cmocka_unit_test(test_docs_pictures),
+		cmocka_unit_test(test_writer),           cmocka_unit_test(test_lattice_levels),
+		cmocka_unit_test(test_lattice_star),     cmocka_unit_test(test_evaluation),
+		cmocka_unit_test(test_racetrack_levels), cmocka_unit_test(test_digger_levels),
+		cmocka_unit_test(test_digger_legend),    cmocka_unit_test(test_bad_documents),
+		cmocka_unit_test(test_random_damage),    cmocka_unit_test(test_docs_pictures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -199,6 +199,10 @@ json_t *dig_check_json(const json_t *body, sf_err *err)
 			"turns_left", p->s.turns_left, "stars", stars, "thresholds", thresholds,
 			"optimum", optimum, "solver", "status",
 			dig_solve_status_name(p->opt.status), "states", (json_int_t)p->opt.states);
+	if (doc && json_object_set_new(doc, "state", dig_state_to_json(&p->lv, &p->s))) {
+		json_decref(doc);
+		doc = NULL;
+	}
 	if (doc && reason && json_object_set_new(doc, "reason", json_string(reason))) {
 		json_decref(doc);
 		doc = NULL;

@@ -615,6 +615,56 @@ json_t *dig_level_to_json(const dig_level *lv)
 			 "arrows", arrows);
 }
 
+/*
+ * The play state `s` of `lv` as a new object, for a client drawing the
+ * position (the check's "state"): where each machine stands and whether it
+ * is frozen, the gold still on the grid, every arrow slot with the uses it
+ * has left and whether a tap on it is allowed now (false for every arrow
+ * once the level is won, as the check refuses any move after the last
+ * gold), and every non-mud cell with its one-shot gift spent or not and,
+ * for cells that count visits, the counted visits still needed. NULL when
+ * out of memory. See codec.h.
+ */
+json_t *dig_state_to_json(const dig_level *lv, const dig_state *s)
+{
+	json_t *machines = json_array(), *gold = json_array(), *arrows = json_array(),
+	       *cells = json_array();
+	bool ok = machines && gold && arrows && cells;
+	for (int m = 0; ok && m < lv->machines; m++)
+		ok = append(machines,
+			    json_pack("{s:i, s:i, s:b}", "x", s->pos[m] % lv->w, "y",
+				      s->pos[m] / lv->w, "frozen", (s->frozen >> m) & 1u));
+	for (int c = 0; ok && c < lv->w * lv->h; c++)
+		if ((s->gold >> c) & 1u)
+			ok = append(gold, json_pack("{s:i, s:i, s:i}", "x", c % lv->w, "y",
+						    c / lv->w, "order", lv->gold[c]));
+	bool won = dig_won(s);
+	for (int slot = 0; ok && slot < dig_slots(lv); slot++) {
+		int side, index;
+		side_of(lv, slot, &side, &index);
+		dig_state t = *s;
+		dig_cmd cmd;
+		bool tappable = !won && dig_arrow_do(lv, &t, slot, &cmd) == 0;
+		ok = append(arrows,
+			    json_pack("{s:s, s:i, s:i, s:b}", "side", SIDE_NAME[side], "index",
+				      index, "uses", s->uses[slot], "tappable", tappable));
+	}
+	for (int c = 0; ok && c < lv->w * lv->h; c++)
+		if (lv->terrain[c] || lv->tparam[c] || lv->tmask[c])
+			ok = append(cells, json_pack("{s:i, s:i, s:b, s:i}", "x", c % lv->w, "y",
+						     c / lv->w, "spent", (s->spent >> c) & 1u,
+						     "visits_left", s->web_left[c]));
+	if (!ok) {
+		json_decref(machines);
+		json_decref(gold);
+		json_decref(arrows);
+		json_decref(cells);
+		return NULL;
+	}
+	return json_pack("{s:o, s:o, s:o, s:o}", "machines", machines, "gold", gold, "arrows",
+			 arrows, "cells", cells);
+}
+
 /* ---- tap lists ---- */
 
 /* taps[0..n-1] (slots of lv) as a new array of {"side", "index"}; NULL when out of memory. */

@@ -51,6 +51,15 @@ json_t *dig_level_to_json(const dig_level *lv);
  */
 int dig_level_from_json(const json_t *v, const char *path, dig_level *out, sf_err *err);
 
+/*
+ * The play state `s` of `lv` as a new object {"machines": [{x, y, frozen}],
+ * "gold": [{x, y, order}] (still on the grid), "arrows": [{side, index,
+ * uses, tappable}] (every slot, in slot order), "cells": [{x, y, spent,
+ * visits_left}] (every non-mud cell)}, or NULL when out of memory: what a
+ * client needs to draw a position (the check's "state").
+ */
+json_t *dig_state_to_json(const dig_level *lv, const dig_state *s);
+
 /* The tap list taps[0..n-1] (slots of lv) as a new JSON array of
  * {"side", "index"} objects, or NULL when out of memory. */
 json_t *dig_taps_to_json(const dig_level *lv, const uint8_t *taps, int n);

@@ -11,8 +11,9 @@
  * digger in its own bright colour with its number on the side. Around the
  * grid every arrow slot has a round button: an arrow pointing where it sends
  * the machines with a blue badge for its uses, or, for a hidden arrow (no
- * use until a treasure gives one), a faint grey ghost of it. A legend names
- * the terrains the level uses.
+ * use until a treasure gives one), a faint grey ghost of it. A legend under
+ * the grid explains every symbol the picture draws (see draw_legend); it
+ * wraps to more rows, and the page grows, rather than pass the page's edge.
  *
  * Every icon is drawn once in a 100 x 100 cell space and placed with a
  * translate/scale transform, so cell size changes nothing in the icons'
@@ -387,10 +388,11 @@ static void coin(svg_buf *o, const char *cls, double cx, double cy, double r, in
 	svg_put(o, "</g>");
 }
 
-static void machine_icon(svg_buf *o, int m)
+/* Machine m as a cartoon digger; `cls` is its group's class. */
+static void machine_icon(svg_buf *o, int m, const char *cls)
 {
 	svg_put(o,
-		"<g class=\"machine\" stroke=\"#1d2433\" stroke-width=\"3\" "
+		"<g class=\"%s\" stroke=\"#1d2433\" stroke-width=\"3\" "
 		"stroke-linejoin=\"round\">"
 		"<path d=\"M72 38L94 51L72 64Z\" fill=\"#c0c6d0\"/>"
 		"<path d=\"M80 43L80 59M87 47L87 55\" stroke-width=\"2\"/>"
@@ -404,7 +406,7 @@ static void machine_icon(svg_buf *o, int m)
 		"<circle cx=\"45\" cy=\"52\" r=\"11\" fill=\"#ffffff\" stroke-width=\"2\"/>"
 		"<text x=\"45\" y=\"58\" text-anchor=\"middle\" font-size=\"16\" "
 		"font-weight=\"bold\" fill=\"#1d2433\" stroke=\"none\">%d</text></g>",
-		machine_colours[m], machine_colours[m], m + 1);
+		cls, machine_colours[m], machine_colours[m], m + 1);
 }
 
 /* ---- the page ---- */
@@ -414,65 +416,209 @@ static void place(svg_buf *o, double x, double y, double size)
 	svg_put(o, "<g transform=\"translate(%f %f) scale(%f)\">", x, y, size / 100);
 }
 
-static void draw_arrow(svg_buf *o, double cx, double cy, const arrow *a)
+/* A round badge of radius r at (cx, cy) with `text` in white. */
+static void badge(svg_buf *o, double cx, double cy, double r, const char *fill, const char *text)
+{
+	svg_put(o,
+		"<circle cx=\"%f\" cy=\"%f\" r=\"%f\" fill=\"%s\" stroke=\"#ffffff\" "
+		"stroke-width=\"2\"/><text x=\"%f\" y=\"%f\" text-anchor=\"middle\" "
+		"font-size=\"%f\" font-weight=\"bold\" fill=\"#ffffff\">%t</text>",
+		cx, cy, r, fill, cx, cy + r * 0.45, r * 1.22, text);
+}
+
+/* An arrow's round button centred on the origin, pointing `dir`, no badge. */
+static void arrow_button(svg_buf *o, int dir, int hidden)
 {
 	static const int degrees[4] = { 270, 0, 90, 180 };
-	int hidden = a->uses == 0;
 	svg_put(o,
-		"<g class=\"arrow%s\" transform=\"translate(%f %f)\"><circle r=\"18\" "
-		"fill=\"%s\" stroke=\"%s\" stroke-width=\"3\"%s/>"
+		"<circle r=\"18\" fill=\"%s\" stroke=\"%s\" stroke-width=\"3\"%s/>"
 		"<path d=\"M-10 -4H1V-11L12 0L1 11V4H-10Z\" transform=\"rotate(%d)\" fill=\"%s\" "
 		"stroke=\"%s\" stroke-width=\"1.5\" stroke-linejoin=\"round\"/>",
-		hidden ? " hidden" : "", cx, cy, hidden ? "#f4f5f8" : "#ffffff",
-		hidden ? "#c9ced8" : "#ff9f1c", hidden ? " stroke-dasharray=\"4 3\"" : "",
-		degrees[a->dir], hidden ? "#d9dde5" : "#ff595e", hidden ? "#c9ced8" : "#c9184a");
-	if (!hidden)
-		svg_put(o,
-			"<circle cx=\"14\" cy=\"-14\" r=\"9\" fill=\"#3a86ff\" stroke=\"#ffffff\" "
-			"stroke-width=\"2\"/><text x=\"14\" y=\"-10\" text-anchor=\"middle\" "
-			"font-size=\"11\" font-weight=\"bold\" fill=\"#ffffff\">%d</text>",
-			a->uses);
+		hidden ? "#f4f5f8" : "#ffffff", hidden ? "#c9ced8" : "#ff9f1c",
+		hidden ? " stroke-dasharray=\"4 3\"" : "", degrees[dir],
+		hidden ? "#d9dde5" : "#ff595e", hidden ? "#c9ced8" : "#c9184a");
+}
+
+static void draw_arrow(svg_buf *o, double cx, double cy, const arrow *a)
+{
+	int hidden = a->uses == 0;
+	svg_put(o, "<g class=\"arrow%s\" transform=\"translate(%f %f)\">", hidden ? " hidden" : "",
+		cx, cy);
+	arrow_button(o, a->dir, hidden);
+	if (!hidden) {
+		char uses[8];
+		snprintf(uses, sizeof uses, "%d", a->uses);
+		badge(o, 14, -14, 9, "#3a86ff", uses);
+	}
 	svg_put(o, "</g>\n");
 }
 
-static void draw_legend(svg_buf *o, const board *b, double x, double y)
+/*
+ * The legend explains every symbol the picture draws, and only those: the
+ * machines, the arrows with their uses badge, hidden arrows, gold (numbered
+ * under gold_in_order), each terrain used with what it does, and the marks
+ * on cells: a web's visit badge and an energy cell's "+n" (in their own
+ * entries' icons), a treasure's triangles and a stone's or web's machine
+ * dot. Entries flow left to right and wrap to a new row before they would
+ * pass the right margin; text widths are estimated at 7 px a character for
+ * the 12 px sans-serif (wider than DejaVu Sans's and Liberation Sans's
+ * average), so a row never reaches the edge of the page whichever font the
+ * viewer has.
+ */
+enum {
+	L_MACHINE,
+	L_ARROW,
+	L_HIDDEN,
+	L_GOLD,
+	L_TERRAIN, /* + terrain */
+	L_GIFT = L_TERRAIN + NTERRAIN,
+	L_DOT,
+	L_COUNT
+};
+
+#define LEGEND_ROW 26   /* px between legend rows */
+#define LEGEND_ICON 24  /* px of an entry's icon */
+#define LEGEND_CHAR 7.0 /* estimated px per character of a label */
+#define LEGEND_GAP 18   /* px between entries */
+
+/* Which legend entries the board needs (want[L_*]) and their labels. */
+static void legend_entries(const board *b, int want[L_COUNT], const char *label[L_COUNT])
 {
-	int used[NTERRAIN] = { 0 }, hidden = 0;
+	static const char *const terrain_words[NTERRAIN] = {
+		"mud",
+		"stone: blocks",
+		"web: gold counts from visit n",
+		"treasure: gives arrows a use",
+		"ice: freezes",
+		"lava: thaws the frozen",
+		"energy: n turns back",
+	};
+	memset(want, 0, L_COUNT * sizeof *want);
+	want[L_MACHINE] = want[L_GOLD] = 1;
 	for (int r = 0; r < b->h; r++)
-		for (int q = 0; q < b->w; q++)
-			used[b->c[r][q].terrain] = 1;
+		for (int q = 0; q < b->w; q++) {
+			const cell *c = &b->c[r][q];
+			want[L_TERRAIN + c->terrain] = 1;
+			want[L_GIFT] |= c->terrain == TREASURE && c->param > 0;
+			want[L_DOT] |= (c->terrain == STONE || c->terrain == WEB) && c->machines;
+		}
 	for (int s = 0; s < 4; s++)
-		for (int i = 0; i < (s < TOP ? b->h : b->w); i++)
-			hidden |= b->a[s][i].uses == 0;
-	svg_put(o, "<g class=\"legend\" font-size=\"12\" fill=\"#5a3e2b\">");
-	double at = x;
-	for (int t = STONE; t < NTERRAIN; t++) {
-		if (!used[t])
-			continue;
-		place(o, at, y - 13, 24);
-		terrain_icon(o, t, -1, 0); /* no numbers in the legend */
-		svg_put(o, "</g><text x=\"%f\" y=\"%f\">%s</text>", at + 29, y + 3,
-			terrain_names[t]);
-		at += 88;
-	}
-	coin(o, "legend-gold", at + 10, y - 1, 9, 0);
-	svg_put(o, "<text x=\"%f\" y=\"%f\">gold</text>", at + 25, y + 3);
-	at += 72;
-	if (hidden) {
+		for (int i = 0; i < (s < TOP ? b->h : b->w); i++) {
+			want[L_HIDDEN] |= b->a[s][i].uses == 0;
+			want[L_ARROW] |= b->a[s][i].uses > 0;
+		}
+	label[L_MACHINE] = b->nm > 1 ? "machines" : "machine";
+	label[L_ARROW] = "arrow: n uses left";
+	label[L_HIDDEN] = "hidden arrow: no use yet";
+	label[L_GOLD] = b->rules[2] ? "gold, in this order" : "gold";
+	for (int t = 0; t < NTERRAIN; t++)
+		label[L_TERRAIN + t] = terrain_words[t];
+	label[L_GIFT] = "the arrow a treasure refills";
+	label[L_DOT] = "only the machine of that colour";
+}
+
+/* The icon of legend entry `e`, LEGEND_ICON px square with its left edge at x, centred on cy. */
+static void legend_icon(svg_buf *o, const board *b, int e, double x, double cy)
+{
+	double mid = x + LEGEND_ICON / 2.0;
+	switch (e) {
+	case L_MACHINE:
+		place(o, x - 2, cy - 14, 28);
+		machine_icon(o, 0, "legend-machine");
+		svg_put(o, "</g>");
+		break;
+	case L_ARROW:
+	case L_HIDDEN:
+		svg_put(o, "<g transform=\"translate(%f %f) scale(0.55)\">", mid - 2, cy + 2);
+		arrow_button(o, RIGHTWARD, e == L_HIDDEN);
+		if (e == L_ARROW)
+			badge(o, 14, -14, 9, "#3a86ff", "n");
+		svg_put(o, "</g>");
+		break;
+	case L_GOLD:
+		coin(o, "legend-gold", mid, cy, 10, b->rules[2] ? 1 : 0);
+		break;
+	case L_GIFT:
 		svg_put(o,
-			"<circle cx=\"%f\" cy=\"%f\" r=\"10\" fill=\"#f4f5f8\" stroke=\"#c9ced8\" "
-			"stroke-width=\"2\" stroke-dasharray=\"3 2\"/><text x=\"%f\" "
-			"y=\"%f\">hidden arrow</text>",
-			at + 10, y - 1, at + 25, y + 3);
+			"<path d=\"M%f %fL%f %fV%fZ\" fill=\"#ffd23f\" stroke=\"#b8860b\" "
+			"stroke-width=\"1.5\" stroke-linejoin=\"round\"/>",
+			x + 4, cy, x + 16, cy - 8, cy + 8);
+		break;
+	case L_DOT:
+		svg_put(o,
+			"<circle cx=\"%f\" cy=\"%f\" r=\"6\" fill=\"%s\" stroke=\"#ffffff\" "
+			"stroke-width=\"2\"/>",
+			mid, cy, machine_colours[0]);
+		break;
+	default: { /* a terrain, with its number mark where it has one */
+		int t = e - L_TERRAIN;
+		place(o, x, cy - LEGEND_ICON / 2.0, LEGEND_ICON);
+		terrain_icon(o, t, -1, 0);
+		svg_put(o, "</g>");
+		if (t == WEB)
+			badge(o, x + 19, cy + 7, 6.5, "#6c63ff", "n");
+		else if (t == ENERGY)
+			svg_put(o,
+				"<text x=\"%f\" y=\"%f\" text-anchor=\"middle\" font-size=\"9\" "
+				"font-weight=\"bold\" fill=\"#e85d04\">+n</text>",
+				x + 18, cy + 10);
+		break;
 	}
-	svg_put(o, "</g>\n");
+	}
+}
+
+/*
+ * Lays out (and, when o is not NULL, draws) the legend from (x, y), the
+ * first row's text baseline, wrapping before `right`. Returns the rows used.
+ */
+static int draw_legend(svg_buf *o, const board *b, double x, double y, double right)
+{
+	int want[L_COUNT];
+	const char *label[L_COUNT];
+	legend_entries(b, want, label);
+	if (o)
+		svg_put(o, "<g class=\"legend\" font-size=\"12\" fill=\"#5a3e2b\">");
+	double at = x;
+	int rows = 1;
+	for (int e = 0; e < L_COUNT; e++) {
+		if (!want[e])
+			continue;
+		double w = LEGEND_ICON + 5 + LEGEND_CHAR * (double)strlen(label[e]);
+		if (at > x && at + w > right) {
+			at = x;
+			rows++;
+		}
+		double base = y + (rows - 1) * LEGEND_ROW;
+		if (o) {
+			svg_put(o, "<g class=\"legend-entry\">");
+			legend_icon(o, b, e, at, base - 4);
+			svg_put(o, "<text x=\"%f\" y=\"%f\">%t</text></g>", at + LEGEND_ICON + 5,
+				base, label[e]);
+		}
+		at += w + LEGEND_GAP;
+	}
+	if (o)
+		svg_put(o, "</g>\n");
+	return rows;
 }
 
 static char *render(const board *b, sf_err *err)
 {
 	double gw = b->w * CELL, gh = b->h * CELL;
 	double width = gw + 2 * RIM + 40 < 640 ? 640 : gw + 2 * RIM + 40;
-	double gx = (width - gw) / 2, gy = 96 + RIM, height = gy + gh + RIM + 44;
+	static const char *const rule_words[5] = { "no shuffle", "no backtrack", "gold in order",
+						   "any direction", "single use" };
+	char rules[96] = "";
+	for (int r = 0; r < 5; r++)
+		if (b->rules[r])
+			snprintf(rules + strlen(rules), sizeof rules - strlen(rules), "%s%s",
+				 *rules ? ", " : "rules: ", rule_words[r]);
+	/* The rules follow the id on its line when they fit (11 px text, about
+	 * 6.5 px a character), else take a line of their own. */
+	int rules_line = *rules && 6.5 * (double)(strlen(b->id) + 2 + strlen(rules)) > width - 48;
+	int rows = draw_legend(NULL, b, 24, 0, width - 24);
+	double gx = (width - gw) / 2, gy = 96 + RIM + (rules_line ? 14 : 0);
+	double height = gy + gh + RIM + 44 + (rows - 1) * LEGEND_ROW;
 	char title[128];
 	snprintf(title, sizeof title, "Digger %s", b->id);
 	svg_buf o;
@@ -485,17 +631,12 @@ static char *render(const board *b, sf_err *err)
 		"fill=\"#5a3e2b\">Dig for gold!</text>\n"
 		"<text x=\"24\" y=\"60\" font-size=\"14\" fill=\"#5a3e2b\">%d x %d, %d machine%s, "
 		"%d gold, %d turns</text>\n"
-		"<text x=\"24\" y=\"78\" font-size=\"11\" fill=\"#8a6a52\">%t",
+		"<text x=\"24\" y=\"78\" font-size=\"11\" fill=\"#8a6a52\">%t%s%t</text>\n",
 		width - 12, height - 12, b->w, b->h, b->nm, b->nm > 1 ? "s" : "", b->ngold,
-		b->turns, b->id);
-	static const char *const rule_words[5] = { "no shuffle", "no backtrack", "gold in order",
-						   "any direction", "single use" };
-	for (int r = 0, first = 1; r < 5; r++)
-		if (b->rules[r]) {
-			svg_put(&o, "%s%s", first ? "; rules: " : ", ", rule_words[r]);
-			first = 0;
-		}
-	svg_put(&o, "</text>\n");
+		b->turns, b->id, *rules && !rules_line ? "; " : "", rules_line ? "" : rules);
+	if (rules_line)
+		svg_put(&o, "<text x=\"24\" y=\"92\" font-size=\"11\" fill=\"#8a6a52\">%t</text>\n",
+			rules);
 	if (b->stars) {
 		/* One, two and three stars with their taps, right-aligned. */
 		double group[3], total = 0;
@@ -540,7 +681,7 @@ static char *render(const board *b, sf_err *err)
 	svg_put(&o, "</g>\n<g class=\"machines\">\n");
 	for (int m = 0; m < b->nm; m++) {
 		place(&o, gx + b->mx[m] * CELL, gy + b->my[m] * CELL, CELL);
-		machine_icon(&o, m);
+		machine_icon(&o, m, "machine");
 		svg_put(&o, "</g>\n");
 	}
 	svg_put(&o, "</g>\n<g class=\"arrows\">\n");
@@ -555,7 +696,7 @@ static char *render(const board *b, sf_err *err)
 			draw_arrow(&o, cx, cy, &b->a[s][i]);
 		}
 	svg_put(&o, "</g>\n");
-	draw_legend(&o, b, 24, height - 26);
+	draw_legend(&o, b, 24, gy + gh + RIM + 18, width - 24);
 	return svg_end(&o, err);
 }
 

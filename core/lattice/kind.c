@@ -66,5 +66,6 @@ const sf_kind lat_kind_def = {
 	.generate = lattice_generate,
 	.check = lat_check_json,
 	.level_svg = lat_level_svg,
+	.level_svg_star = lat_level_svg_star,
 	.filters = lattice_filters,
 };

@@ -4,7 +4,8 @@
  * Both pictures have the same two panels, so one renderer draws a `picture`
  * that the two readers fill in from their documents:
  *  - left, a fold of the chain: for a level the three-star fold
- *    (solution.band_folds.three; the best fold when the level has no bands),
+ *    (solution.band_folds.three; the best fold when the level has no bands)
+ *    or the fold of the star asked for (lat_level_svg_star),
  *    for an evaluation the first fold reaching the best score. H residues
  *    are orange discs, P residues blue ones, numbered from 1; bonds are
  *    thick dark lines and HH contacts dotted red ones. A square fold lies on
@@ -445,10 +446,13 @@ static double log_height(double v)
 static void draw_histogram(svg_buf *b, const picture *p, int mark, double x, double y, double w,
 			   double h)
 {
-	double left = x + 52, right = x + w - 6, top = y + 34, bottom = y + h - 40;
 	double most = 1;
 	for (int s = 0; s < p->nhist; s++)
 		most = p->hist[s] > most ? p->hist[s] : most;
+	/* Past 1e15 the decade labels read 1.0e+24, wider than 214k: more room
+	 * left of the axis, so that they clear the rotated axis title. */
+	double left = x + (most >= 1e15 ? 62 : 52), right = x + w - 6, top = y + 34,
+	       bottom = y + h - 40;
 	int decades = (int)log_height(most) + 1;
 	double bw = (right - left) / p->nhist, ph = bottom - top;
 	/* The star bands behind the bars. */
@@ -517,13 +521,18 @@ static void draw_histogram(svg_buf *b, const picture *p, int mark, double x, dou
 				bx + bw / 2, bottom + 13, s);
 		svg_put(b, "\n");
 	}
-	if (mark >= 0 && mark < p->nhist)
+	if (mark >= 0 && mark < p->nhist) {
+		/* "fold" beside the mark, on the side towards the middle, so that it
+		 * clears the score labels above and the axis title below. */
+		double mx = left + (mark + 0.5) * bw;
+		int rightward = mx < (left + right) / 2;
 		svg_put(b,
 			"<path class=\"mark\" d=\"M%f %fl5 8h-10Z\" fill=\"#e03a3e\"/>"
-			"<text x=\"%f\" y=\"%f\" text-anchor=\"middle\" font-size=\"9\" "
+			"<text x=\"%f\" y=\"%f\" text-anchor=\"%s\" font-size=\"9\" "
 			"fill=\"#e03a3e\">fold</text>\n",
-			left + (mark + 0.5) * bw, bottom + 16, left + (mark + 0.5) * bw,
-			bottom + 33);
+			mx, bottom + 16, rightward ? mx + 7 : mx - 7, bottom + 24,
+			rightward ? "start" : "end");
+	}
 	svg_put(b,
 		"<path d=\"M%f %fV%fH%f\" fill=\"none\" stroke=\"#5c6577\" stroke-width=\"1\"/>\n"
 		"<text x=\"%f\" y=\"%f\" text-anchor=\"middle\" fill=\"#33415c\">score (HH "
@@ -564,8 +573,13 @@ static char *render(const picture *p, sf_err *err)
 	svg_buf b;
 	svg_init(&b);
 	svg_begin(&b, PIC_W, PIC_H, p->title);
+	/* A long chain's title (64 residues make 87 characters) is set smaller
+	 * so that it fits: bold sans-serif H and P run to 0.75 em each. */
+	double title_size = (PIC_W - 40) / (0.75 * (double)strlen(p->title));
+	if (title_size > 18)
+		title_size = 18;
 	svg_put(&b,
-		"<text x=\"20\" y=\"30\" font-size=\"18\" font-weight=\"bold\" "
+		"<text x=\"20\" y=\"30\" font-size=\"%f\" font-weight=\"bold\" "
 		"fill=\"#1d2433\">%t</text>\n"
 		"<text x=\"20\" y=\"50\" fill=\"#5c6577\">%t</text>\n"
 		"<rect x=\"20\" y=\"64\" width=\"390\" height=\"370\" rx=\"10\" fill=\"#f6f8fb\" "
@@ -573,7 +587,7 @@ static char *render(const picture *p, sf_err *err)
 		"<text x=\"32\" y=\"84\" font-weight=\"bold\" fill=\"#33415c\">%t</text>\n"
 		"<rect x=\"430\" y=\"64\" width=\"390\" height=\"370\" rx=\"10\" fill=\"#ffffff\" "
 		"stroke=\"#e3e7ef\"/>\n",
-		p->title, p->subtitle, p->caption);
+		title_size, p->title, p->subtitle, p->caption);
 	svg_put(&b, "<g class=\"fold\" stroke-linecap=\"round\">\n");
 	if (p->fold.cubic)
 		draw_cubic(&b, &p->fold, 30, 92, 370, 334);
@@ -603,8 +617,15 @@ static void describe(picture *p, double total)
 			 conformations);
 }
 
-char *lat_level_svg(const json_t *level, sf_err *err)
+/* lat_level_svg() and lat_level_svg_star(): star 0 is the default fold. */
+static char *level_svg(const json_t *level, int star, sf_err *err)
 {
+	static const char *const keys[4] = { "three", "one", "two", "three" };
+	static const char *const words[4] = { "Three", "One", "Two", "Three" };
+	if (star < 0 || star > 3) {
+		sf_err_set(err, SF_EINVAL, "star %d is out of range (allowed: 1, 2, 3)", star);
+		return NULL;
+	}
 	picture *p = calloc(1, sizeof *p);
 	if (!p) {
 		sf_err_set(err, SF_ENOMEM, "out of memory drawing the picture");
@@ -622,11 +643,19 @@ char *lat_level_svg(const json_t *level, sf_err *err)
 		goto done;
 	bands = json_object_get(solution, "band_folds");
 	if (p->bands && json_is_object(bands)) {
-		fold = json_object_get(bands, "three");
-		if (read_fold(fold, "solution.band_folds.three", &p->fold, err))
+		char where[40];
+		snprintf(where, sizeof where, "solution.band_folds.%s", keys[star]);
+		fold = json_object_get(bands, keys[star]);
+		if (read_fold(fold, where, &p->fold, err))
 			goto done;
-		snprintf(p->caption, sizeof p->caption, "Three-star fold: %d HH contacts",
+		snprintf(p->caption, sizeof p->caption, "%s-star fold: %d HH contacts", words[star],
 			 contacts(&p->fold));
+	} else if (star) {
+		sf_err_set(err, SF_ERANGE,
+			   "star %d: the level has no star bands (stars.thresholds is null), so no "
+			   "fold for each star; without star the picture shows its best fold",
+			   star);
+		goto done;
 	} else {
 		fold = json_object_get(solution, "best_fold");
 		if (read_fold(fold, "solution.best_fold", &p->fold, err))
@@ -644,6 +673,20 @@ char *lat_level_svg(const json_t *level, sf_err *err)
 done:
 	free(p);
 	return text;
+}
+
+char *lat_level_svg(const json_t *level, sf_err *err)
+{
+	return level_svg(level, 0, err);
+}
+
+char *lat_level_svg_star(const json_t *level, int star, sf_err *err)
+{
+	if (star < 1 || star > 3) {
+		sf_err_set(err, SF_EINVAL, "star %d is out of range (allowed: 1, 2, 3)", star);
+		return NULL;
+	}
+	return level_svg(level, star, err);
 }
 
 char *lat_evaluation_svg(const json_t *evaluation, sf_err *err)

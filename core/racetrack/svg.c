@@ -8,8 +8,8 @@
  *    middle a ribbon per segment in the colour of its simulated PX on the
  *    shared blue-yellow-red scale (svg_ramp), grey where the player never
  *    finished the segment; a chequered start line with an arrow for the
- *    direction of travel, and numbered checkpoints. The colour scale's
- *    legend sits under the map.
+ *    direction of travel, and numbered checkpoints. The legend under the
+ *    map explains the colour scale, grey and the checkpoints' discs.
  *  - top right, PX over the lap: a column per segment tinted by its
  *    simulated PX, the simulated PX as a step line, the designer's target
  *    curve (params.target, interpolated linearly over the lap as the fitness
@@ -319,6 +319,15 @@ static void draw_legend(svg_buf *b, const track *t, double x, double y)
 			"<rect x=\"%f\" y=\"%f\" width=\"14\" height=\"12\" rx=\"3\" "
 			"fill=\"#b8bcc6\"/><text x=\"%f\" y=\"%f\">not reached</text>",
 			x + 290, y, x + 308, y + 10);
+	/* The numbered discs on the map, under "not reached" (the colour
+	 * scale's labels take the rest of that row). */
+	if (t->nseg > 1)
+		svg_put(b,
+			"<circle cx=\"%f\" cy=\"%f\" r=\"7\" fill=\"#ffffff\" stroke=\"#1d2433\" "
+			"stroke-width=\"1.5\"/><text x=\"%f\" y=\"%f\" text-anchor=\"middle\" "
+			"font-size=\"9\" font-weight=\"bold\" fill=\"#1d2433\">1</text>"
+			"<text x=\"%f\" y=\"%f\">checkpoint</text>",
+			x + 297, y + 21, x + 297, y + 24, x + 308, y + 25);
 	svg_put(b, "</g>\n");
 }
 
@@ -449,17 +458,29 @@ static char *render(const track *t, sf_err *err)
 	char title[128];
 	snprintf(title, sizeof title, "Racetrack %s", t->id);
 	svg_begin(&b, PIC_W, PIC_H, title);
+	/* The subtitle, written first to know its length: a long lap with
+	 * three-digit times runs to 140 characters, so it is set smaller when
+	 * it would pass the right edge (regular sans-serif averages 0.53 em a
+	 * character on these words and digits; 0.56 leaves room). */
+	svg_buf sub;
+	svg_init(&sub);
+	svg_put(&sub, "lap %f m, %d segments", t->length, t->nseg);
+	if (t->stars)
+		svg_put(&sub, "; one, two and three stars at %f, %f and %f %t", t->t[0], t->t[1],
+			t->t[2], t->unit);
+	if (t->has_lap)
+		svg_put(&sub, "; the player's lap in the first fitness race %f s", t->lap_time);
+	double sub_size = (PIC_W - 40) / (0.56 * (double)(sub.len ? sub.len : 1));
+	if (sub_size > 12)
+		sub_size = 12;
 	svg_put(&b,
 		"<text x=\"20\" y=\"30\" font-size=\"18\" font-weight=\"bold\" "
 		"fill=\"#1d2433\">%t</text>\n"
-		"<text x=\"20\" y=\"50\" fill=\"#5c6577\">lap %f m, %d segments",
-		title, t->length, t->nseg);
-	if (t->stars)
-		svg_put(&b, "; one, two and three stars at %f, %f and %f %t", t->t[0], t->t[1],
-			t->t[2], t->unit);
-	if (t->has_lap)
-		svg_put(&b, "; the player's lap in the first fitness race %f s", t->lap_time);
-	svg_put(&b, "</text>\n");
+		"<text x=\"20\" y=\"50\" font-size=\"%f\" fill=\"#5c6577\">%s</text>\n",
+		title, sub_size, sub.text ? sub.text : "");
+	if (sub.failed && !b.failed)
+		b.failed = sub.failed;
+	svg_discard(&sub);
 	draw_map(&b, t, (box){ 20, 64, 420, 400 });
 	draw_legend(&b, t, 24, 478);
 	svg_put(&b, "<g class=\"px-chart\">\n");

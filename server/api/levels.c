@@ -12,6 +12,16 @@
  * image/svg+xml to application/json (JSON on a tie or without Accept), and
  * says Vary: Accept on both representations so that shared caches keep them
  * apart; the .svg path always answers the picture.
+ *
+ * The .svg path takes one query parameter, star (1, 2 or 3): the picture
+ * of a play earning that many stars, for a kind whose picture has that
+ * choice (the kind's level_svg_star: a lattice level's fold for each star).
+ * Like every query of the service it is closed (query.c): another name, a
+ * repeat, or a star that is not 1, 2 or 3 is a 400 invalid-query before the
+ * level is read; a star for a level whose picture has no such choice (a
+ * digger or racetrack level, a lattice level without star bands) is a 400
+ * naming star too, rather than the one picture it has, which would look
+ * like an answer. Each star's picture is cached under its own key.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +40,7 @@
  * when `vary` is not NULL.
  */
 typedef void (*level_then)(service *svc, http_req *r, const char *id, rcache_hit *hit,
-			   const char *vary);
+			   const char *vary, int star);
 
 /* A level read from the store, off the loop (level_text). */
 typedef struct level_read {
@@ -39,6 +49,7 @@ typedef struct level_read {
 	char *doc;
 	level_then then;
 	const char *vary;
+	int star; /* the picture's ?star=, 0 when not given */
 } level_read;
 
 static void level_fetch(store *s, storeq_op *op)
@@ -62,7 +73,7 @@ static void level_fetched(service_read *rd)
 	else if (rcache_put(rd->svc->responses, key, lr->doc, strlen(lr->doc), &hit))
 		respond_problem(r, 500, "internal", "Internal error", NULL, "out of memory");
 	else
-		lr->then(rd->svc, r, lr->id, &hit, lr->vary);
+		lr->then(rd->svc, r, lr->id, &hit, lr->vary, lr->star);
 	free(lr->doc);
 }
 
@@ -70,15 +81,16 @@ static void level_fetched(service_read *rd)
  * Finds level `id`'s document text in the response cache, or else reads it
  * from the store off the loop and caches it, and then calls then(...); or
  * answers the request with a problem (404 when there is no such level).
+ * `star` is passed on to then().
  */
-static void level_text(service *svc, http_req *r, const char *id, level_then then,
-		       const char *vary)
+static void level_text(service *svc, http_req *r, const char *id, level_then then, const char *vary,
+		       int star)
 {
 	char key[ROUTE_MAX_VALUE + 4];
 	snprintf(key, sizeof key, "L:%s", id);
 	rcache_hit hit;
 	if (rcache_get(svc->responses, key, &hit)) {
-		then(svc, r, id, &hit, vary);
+		then(svc, r, id, &hit, vary, star);
 		return;
 	}
 	level_read *lr = calloc(1, sizeof *lr);
@@ -89,15 +101,25 @@ static void level_text(service *svc, http_req *r, const char *id, level_then the
 	snprintf(lr->id, sizeof lr->id, "%s", id);
 	lr->then = then;
 	lr->vary = vary;
+	lr->star = star;
 	service_read_submit(svc, r, &lr->rd, level_fetch, level_fetched);
 }
 
-/* Draws the picture of the level document `hit`, caches and answers it. */
-static void draw_svg(service *svc, http_req *r, const char *id, rcache_hit *hit,
-		     const char *vary)
+/* The response cache's key of level `id`'s picture for `star` (0: default). */
+static void svg_key(const char *id, int star, char key[ROUTE_MAX_VALUE + 8])
 {
-	char key[ROUTE_MAX_VALUE + 4];
-	snprintf(key, sizeof key, "S:%s", id);
+	if (star)
+		snprintf(key, ROUTE_MAX_VALUE + 8, "S%d:%s", star, id);
+	else
+		snprintf(key, ROUTE_MAX_VALUE + 8, "S:%s", id);
+}
+
+/* Draws the picture of the level document `hit`, caches and answers it. */
+static void draw_svg(service *svc, http_req *r, const char *id, rcache_hit *hit, const char *vary,
+		     int star)
+{
+	char key[ROUTE_MAX_VALUE + 8];
+	svg_key(id, star, key);
 	json_t *level = json_loadb(hit->body, hit->len, 0, NULL);
 	const sf_kind *kind = sf_kind_find(json_string_value(json_object_get(level, "kind")));
 	if (!kind || !kind->level_svg) {
@@ -107,9 +129,21 @@ static void draw_svg(service *svc, http_req *r, const char *id, rcache_hit *hit,
 		json_decref(level);
 		return;
 	}
+	if (star && !kind->level_svg_star) {
+		respond_problem(r, 400, "invalid-query", "Invalid query", NULL,
+				"star '%d': the picture of a %s level has no choice of star (star "
+				"chooses the fold of a lattice level)",
+				star, kind->name);
+		json_decref(level);
+		return;
+	}
 	sf_err err = { 0 };
-	char *svg = kind->level_svg(level, &err);
+	char *svg = star ? kind->level_svg_star(level, star, &err) : kind->level_svg(level, &err);
 	json_decref(level);
+	if (!svg && err.code == SF_ERANGE) {
+		respond_problem(r, 400, "invalid-query", "Invalid query", NULL, "%s", err.msg);
+		return;
+	}
 	if (!svg) {
 		respond_problem(r, 500, "internal", "Internal error", NULL, "picture: %s", err.msg);
 		return;
@@ -124,25 +158,29 @@ static void draw_svg(service *svc, http_req *r, const char *id, rcache_hit *hit,
 	respond_cached_vary(r, &shit, SVG_TYPE, LEVEL_MAX_AGE, vary);
 }
 
-/* Answers level `id`'s picture, with a Vary header when `vary` is not NULL. */
-static void answer_svg(service *svc, http_req *r, const char *id, const char *vary)
+/*
+ * Answers level `id`'s picture for `star` (0: the default one), with a
+ * Vary header when `vary` is not NULL.
+ */
+static void answer_svg(service *svc, http_req *r, const char *id, const char *vary, int star)
 {
-	char key[ROUTE_MAX_VALUE + 4];
-	snprintf(key, sizeof key, "S:%s", id);
+	char key[ROUTE_MAX_VALUE + 8];
+	svg_key(id, star, key);
 	rcache_hit hit;
 	if (rcache_get(svc->responses, key, &hit)) {
 		respond_cached_vary(r, &hit, SVG_TYPE, LEVEL_MAX_AGE, vary);
 		return;
 	}
-	level_text(svc, r, id, draw_svg, vary);
+	level_text(svc, r, id, draw_svg, vary, star);
 }
 
 /* Answers the level document `hit` as JSON. */
 static void answer_json(service *svc, http_req *r, const char *id, rcache_hit *hit,
-			const char *vary)
+			const char *vary, int star)
 {
 	(void)svc;
 	(void)id;
+	(void)star;
 	respond_cached_vary(r, hit, "application/json", LEVEL_MAX_AGE, vary);
 }
 
@@ -212,15 +250,28 @@ void levels_get(service *svc, http_req *r, const route_match *m)
 	const char *id = route_param(m, "id");
 	const char *accept = http_req_header(r, "Accept");
 	if (accept && accept_q(accept, SVG_TYPE) > accept_q(accept, "application/json")) {
-		answer_svg(svc, r, id, "Accept");
+		answer_svg(svc, r, id, "Accept", 0);
 		return;
 	}
-	level_text(svc, r, id, answer_json, "Accept");
+	level_text(svc, r, id, answer_json, "Accept", 0);
 }
 
 void levels_svg(service *svc, http_req *r, const route_match *m)
 {
-	answer_svg(svc, r, route_param(m, "id"), NULL);
+	static const char *const allowed[] = { "star", NULL };
+	if (service_query_check(r, allowed, NULL, NULL, NULL))
+		return;
+	const char *sq = http_req_query(r, "star");
+	int star = 0;
+	if (sq) {
+		if ((sq[0] < '1' || sq[0] > '3') || sq[1]) {
+			respond_problem(r, 400, "invalid-query", "Invalid query", NULL,
+					"star '%.64s' is out of range (allowed: 1, 2, 3)", sq);
+			return;
+		}
+		star = sq[0] - '0';
+	}
+	answer_svg(svc, r, route_param(m, "id"), NULL, star);
 }
 
 /*

@@ -233,7 +233,8 @@ void jobs_cancel(service *svc, http_req *r, const route_match *m);
 void jobs_read(service *svc, http_req *r, const char *id,
 	       void (*found)(service *svc, http_req *r, const store_job *job, int arg), int arg);
 void levels_get(service *svc, http_req *r, const route_match *m);
-/* levels.c: GET /v1/levels/{id}.svg, the level's picture (the kind's level_svg). */
+/* levels.c: GET /v1/levels/{id}.svg[?star=1|2|3], the level's picture (the kind's level_svg or
+ * level_svg_star). */
 void levels_svg(service *svc, http_req *r, const route_match *m);
 void levels_list(service *svc, http_req *r, const route_match *m);
 void evaluations_get(service *svc, http_req *r, const route_match *m);

@@ -1,9 +1,9 @@
 /*
  * web.c - see web.h.
  *
- * The dashboard is plain files (web/index.html, app.js, style.css) that the
- * Makefile embeds with the other assets, so a lone binary serves them and
- * they can never disagree with the API it speaks. Nothing here is built at
+ * The dashboard is plain files (web/index.html, app.js, style.css, play.js,
+ * play.css) that the Makefile embeds with the other assets, so a lone
+ * binary serves them and they can never disagree with the API it speaks. Nothing here is built at
  * start: the files are served from the embedded table, and kinds.json is
  * assembled from the registry, which is static, on first request; both go
  * through the service's response cache (rcache.h), which keeps their ETags
@@ -69,7 +69,39 @@ static void respond_body(service *svc, http_req *r, const char *name, const char
 	respond_cached(r, &hit, content_type, WEB_CACHE_CONTROL);
 }
 
-/* {"kinds": [...]} for the submit form; NULL when out of memory. */
+/*
+ * The level filters kind `k` declares (core/kinds.h), as the dashboard's
+ * level browser offers them: [{"name", "section", "type": "text"|"number",
+ * "values": [...] or null}]. NULL when out of memory.
+ */
+static json_t *filters_json(const sf_kind *k)
+{
+	json_t *list = json_array();
+	for (const sf_level_filter *f = k->filters; list && f && f->name; f++) {
+		json_t *values = json_null();
+		if (f->values) {
+			values = json_array();
+			for (const char *const *v = f->values; values && *v; v++)
+				if (json_array_append_new(values, json_string(*v))) {
+					json_decref(values);
+					values = NULL;
+				}
+		}
+		json_t *entry = values ? json_pack("{s:s, s:s, s:s, s:o}", "name", f->name,
+						   "section", f->section, "type",
+						   f->type == SF_FILTER_TEXT ? "text" : "number",
+						   "values", values)
+				       : NULL;
+		if (!entry || json_array_append_new(list, entry)) {
+			json_decref(list);
+			list = NULL;
+		}
+	}
+	return list;
+}
+
+/* {"kinds": [...]} for the submit form and the level browser; NULL when
+ * out of memory. */
 static char *kinds_json(void)
 {
 	json_t *kinds = json_array();
@@ -84,9 +116,14 @@ static char *kinds_json(void)
 		json_t *params =
 			schema ? json_loadb((const char *)schema->data, schema->len, 0, NULL)
 			       : NULL;
-		json_t *entry = json_pack("{s:s, s:s, s:o}", "name", k->name, "summary",
-					  k->summary ? k->summary : "", "params_schema",
-					  params ? params : json_null());
+		json_t *filters = filters_json(k);
+		json_t *entry =
+			filters ? json_pack("{s:s, s:s, s:o, s:o}", "name", k->name, "summary",
+					    k->summary ? k->summary : "", "params_schema",
+					    params ? params : json_null(), "filters", filters)
+				: NULL;
+		if (!filters)
+			json_decref(params);
 		if (!entry || json_array_append_new(kinds, entry)) {
 			json_decref(doc);
 			return NULL;
@@ -105,7 +142,7 @@ static void serve_asset(service *svc, http_req *r, const char *file)
 	if (!a) {
 		respond_problem(r, 404, "not-found", "Not found", NULL,
 				"no dashboard file '%s' (the dashboard is index.html, app.js, "
-				"style.css and kinds.json)",
+				"style.css, play.js, play.css and kinds.json)",
 				file);
 		return;
 	}

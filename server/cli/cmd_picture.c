@@ -10,6 +10,8 @@
  *   starforge generate digger --seed 1 | starforge picture > digger.svg
  *
  * is all a designer needs, and docs/img/ is made this way (docs/img/README.md).
+ * --star N draws a lattice level with the fold of N stars, as
+ * GET /v1/levels/{id}.svg?star=N does.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -22,12 +24,19 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: starforge picture [--index N] [FILE]\n"
+	fputs("usage: starforge picture [--index N] [--star S] [FILE]\n"
 	      "\n"
 	      "Prints the SVG picture of a level: FILE (or stdin) holds a level document,\n"
 	      "the output of 'starforge generate' (level N of it, default 0) or a lattice\n"
 	      "evaluation from 'starforge evaluate'. The same document always gives the\n"
 	      "same bytes, those the service answers at GET /v1/levels/{id}.svg.\n"
+	      "\n"
+	      "options:\n"
+	      "  --index N   which level of a generate result, 0..100000 (default 0)\n"
+	      "  --star S    1, 2 or 3: a lattice level with the fold of S stars (default:\n"
+	      "              the three-star fold), as GET /v1/levels/{id}.svg?star=S;\n"
+	      "              refused for other kinds, evaluations and levels without\n"
+	      "              star bands\n"
 	      "\n"
 	      "Bad input prints one line to stderr and exits with status 2.\n",
 	      f);
@@ -36,7 +45,7 @@ static void usage(FILE *f)
 int cli_picture(int argc, char **argv)
 {
 	const char *path = NULL, *value;
-	long index = 0;
+	long index = 0, star = 0;
 	for (int i = 1; i < argc; i++) {
 		int m;
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -45,6 +54,9 @@ int cli_picture(int argc, char **argv)
 		}
 		if ((m = cli_option("picture", argc, argv, &i, "--index", &value)) != 0) {
 			if (m < 0 || cli_int("picture", "--index", value, 0, 100000, &index))
+				return CLI_USAGE;
+		} else if ((m = cli_option("picture", argc, argv, &i, "--star", &value)) != 0) {
+			if (m < 0 || cli_int("picture", "--star", value, 1, 3, &star))
 				return CLI_USAGE;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			return cli_usage_error("picture", "unknown option '%s'", argv[i]);
@@ -79,8 +91,18 @@ int cli_picture(int argc, char **argv)
 		const sf_kind *k = sf_kind_find(kind);
 		if (!k || !k->level_svg)
 			sf_err_set(&err, SF_EINVAL, "kind '%.64s' has no picture", kind);
+		else if (star && !k->level_svg_star)
+			sf_err_set(&err, SF_EINVAL,
+				   "--star: the picture of a %s level has no choice of star (it "
+				   "chooses the fold of a lattice level)",
+				   k->name);
+		else if (star)
+			svg = k->level_svg_star(level, (int)star, &err);
 		else
 			svg = k->level_svg(level, &err);
+	} else if (star) {
+		sf_err_set(&err, SF_EINVAL,
+			   "--star: only a level has a fold for each star (not an evaluation)");
 	} else if (json_object_get(level, "histogram")) {
 		svg = lat_evaluation_svg(level, &err);
 	} else {
@@ -91,7 +113,7 @@ int cli_picture(int argc, char **argv)
 	json_decref(doc);
 	if (!svg) {
 		fprintf(stderr, "starforge picture: %s\n", err.msg);
-		return err.code == SF_EINVAL ? CLI_USAGE : CLI_FAIL;
+		return err.code == SF_EINVAL || err.code == SF_ERANGE ? CLI_USAGE : CLI_FAIL;
 	}
 	int ok = fputs(svg, stdout) >= 0 && fflush(stdout) == 0;
 	free(svg);

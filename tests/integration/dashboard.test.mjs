@@ -54,6 +54,8 @@ test('GET / and /web/{file} serve the files of web/ with their types, an ETag an
     ['/web/index.html', 'index.html', 'text/html; charset=utf-8'],
     ['/web/app.js', 'app.js', 'text/javascript; charset=utf-8'],
     ['/web/style.css', 'style.css', 'text/css; charset=utf-8'],
+    ['/web/play.js', 'play.js', 'text/javascript; charset=utf-8'],
+    ['/web/play.css', 'play.css', 'text/css; charset=utf-8'],
   ];
   for (const [url, file, type] of files) {
     const res = await fetch(server.base + url);
@@ -96,10 +98,29 @@ test('/web/kinds.json lists every registered kind with its params schema', async
   const names = res.body.kinds.map((k) => k.name);
   assert.deepEqual([...names].sort(), registered.sort());
   assert.ok(names.includes('lattice'));
+  // The README's filter table names each kind's level filters.
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
   for (const k of res.body.kinds) {
     assert.ok(k.summary.length > 0, k.name);
     const schema = JSON.parse(fs.readFileSync(path.join(ROOT, 'schema', k.name, 'params.schema.json'), 'utf8'));
     assert.deepEqual(k.params_schema, schema, k.name);
+    const row = readme.split('\n').find((line) => line.startsWith(`| \`${k.name}\` |`));
+    assert.ok(row, `README has no filter row for ${k.name}`);
+    const documented = [...row.split('|')[2].matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
+    assert.deepEqual(k.filters.map((f) => f.name).sort(), documented.sort(), k.name);
+    // Every filter the browser offers is one the listing takes, as typed.
+    for (const f of k.filters) {
+      assert.ok(['text', 'number'].includes(f.type), `${k.name}.${f.name}`);
+      const value = f.type === 'number' ? '1' : f.values ? f.values[0] : 'HPH';
+      const ok = await request(server, `/v1/levels?kind=${k.name}&${f.name}=${value}`);
+      assert.equal(ok.status, 200, `${k.name}.${f.name}=${value}: ${ok.text}`);
+      if (f.type === 'number') {
+        const min = await request(server, `/v1/levels?kind=${k.name}&min_${f.name}=1`);
+        assert.equal(min.status, 200, `${k.name} min_${f.name}: ${min.text}`);
+      } else if (f.values) {
+        assertProblem(await request(server, `/v1/levels?kind=${k.name}&${f.name}=nope`), 400);
+      }
+    }
   }
 });
 

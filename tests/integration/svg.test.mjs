@@ -4,7 +4,8 @@
 // both), parsed by fast-xml-parser's validator with a root <svg> that has
 // width, height and a matching viewBox, the same bytes every time, a strong
 // ETag and 304; the evaluation picture at
-// GET /v1/evaluations/{lattice}/{sequence}.svg; 404 and 400 problems.
+// GET /v1/evaluations/{lattice}/{sequence}.svg; 404 and 400 problems; a
+// lattice level's fold for each star at ?star=1|2|3, and the 400s of star.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
@@ -24,7 +25,13 @@ const JOBS = {
 };
 
 /** Runs `job` to success; resolves with its first level (the JSON document). */
-async function firstLevel(job) {
+const made = new Map();
+function firstLevel(job) {
+  if (!made.has(job)) made.set(job, makeLevel(job));
+  return made.get(job);
+}
+
+async function makeLevel(job) {
   const accepted = await submit(server, job);
   const done = await waitForJob(server, accepted.id, { timeoutMs: 60_000 });
   assert.equal(done.state, 'succeeded', JSON.stringify(done));
@@ -169,4 +176,62 @@ test('the evaluation picture: the histogram with its star bands, stable, 304', a
   assertSvg(fresh, 'fresh evaluation');
   assertProblem(await request(server, '/v1/evaluations/square/HPXH.svg'), 400, 'invalid-request');
   assertProblem(await request(server, '/v1/evaluations/hexagonal/HPHH.svg'), 400, 'invalid-request');
+});
+
+test('a lattice level at ?star=1|2|3: the fold of each star, its own cached picture; star 3 is the default', async () => {
+  const level = await firstLevel(JOBS.lattice);
+  const t = level.stars.thresholds;
+  assert.ok(Array.isArray(t), 'the lattice job gives a level with star bands');
+  const path = `/v1/levels/${level.id}.svg`;
+  const dflt = await request(server, path);
+  assertSvg(dflt, 'default');
+  const words = ['One', 'Two', 'Three'];
+  const pics = [];
+  for (const star of [1, 2, 3]) {
+    const res = await request(server, `${path}?star=${star}`);
+    assertSvg(res, `star ${star}`);
+    assert.equal(res.headers.get('cache-control'), IMMUTABLE);
+    CONTENTS.lattice(level, res.text);
+    // The fold of `star` stars scores its threshold: one dotted HH contact each.
+    assert.equal(count(res.text, 'class="contact"'), t[star - 1], `star ${star}`);
+    assert.ok(res.text.includes(`>${words[star - 1]}-star fold: ${t[star - 1]} HH contacts<`), `star ${star} caption`);
+    const again = await request(server, `${path}?star=${star}`);
+    assert.equal(again.text, res.text);
+    const etag = res.headers.get('etag');
+    assert.equal(again.headers.get('etag'), etag);
+    const notModified = await request(server, `${path}?star=${star}`, { headers: { 'if-none-match': etag } });
+    assert.equal(notModified.status, 304);
+    pics.push(res);
+  }
+  // The thresholds rise, so the three folds differ, and so do their pictures.
+  assert.notEqual(level.solution.band_folds.one, level.solution.band_folds.two);
+  assert.notEqual(pics[0].text, pics[1].text);
+  assert.notEqual(pics[1].text, pics[2].text);
+  assert.notEqual(pics[0].headers.get('etag'), pics[2].headers.get('etag'));
+  assert.equal(pics[2].text, dflt.text, 'star 3 is the default picture');
+  assert.ok(dflt.text.includes(`>Three-star fold: ${t[2]} HH contacts<`));
+});
+
+test('?star: 400 invalid-query naming star for a bad value, a repeat, another name or a kind without the choice', async () => {
+  const lattice = await firstLevel(JOBS.lattice);
+  const path = `/v1/levels/${lattice.id}.svg`;
+  for (const bad of ['0', '4', 'two', '1.5', '', ' 1', '01', '3x', '-1']) {
+    const problem = assertProblem(await request(server, `${path}?star=${encodeURIComponent(bad)}`), 400, 'invalid-query');
+    assert.ok(problem.detail.includes(`star '${bad}'`), problem.detail);
+    assert.match(problem.detail, /allowed: 1, 2, 3/);
+  }
+  // Checked before the level is read: a missing level with a bad star is a 400 too.
+  assertProblem(await request(server, '/v1/levels/lat_00000000000000000000000000000000.svg?star=9'), 400, 'invalid-query');
+  assertProblem(await request(server, '/v1/levels/lat_00000000000000000000000000000000.svg?star=2'), 404, 'not-found');
+  const repeated = assertProblem(await request(server, `${path}?star=1&star=2`), 400, 'invalid-query');
+  assert.match(repeated.detail, /'star' is given more than once/);
+  const unknown = assertProblem(await request(server, `${path}?stars=1`), 400, 'invalid-query');
+  assert.match(unknown.detail, /'stars' is unknown \(allowed: star\)/);
+  for (const kind of ['digger', 'racetrack']) {
+    const level = await firstLevel(JOBS[kind]);
+    const problem = assertProblem(await request(server, `/v1/levels/${level.id}.svg?star=2`), 400, 'invalid-query');
+    assert.match(problem.detail, new RegExp(`star '2': the picture of a ${kind} level has no choice of star`));
+    // Without star the picture is there.
+    assertSvg(await request(server, `/v1/levels/${level.id}.svg`), kind);
+  }
 });
