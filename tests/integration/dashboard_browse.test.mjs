@@ -14,17 +14,15 @@
 // in the SQLite pass.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
 import { chromium } from 'playwright-core';
 
-import { ROOT, SCALE, getJson, sqliteOnly, submit, useServer, waitForJob } from './harness.mjs';
+import { ROOT, SCALE, axeViolations, getJson, sqliteOnly, submit, useServer, waitForJob } from './harness.mjs';
 
 const CHROMIUM = process.env.STARFORGE_CHROMIUM || '/usr/bin/chromium';
 const ARTIFACTS = path.join(ROOT, 'build/test-artifacts');
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const BROWSER = sqliteOnly('the browser tests run once; what the page drives is the HTTP API, tested on both back ends');
 
@@ -407,15 +405,6 @@ async function overflow(page) {
     }
     return { scrollWidth: root.scrollWidth, clientWidth: width, wide };
   });
-}
-
-/** axe-core's serious and critical violations on the page as it stands. */
-async function axeViolations(page) {
-  if (!(await page.evaluate(() => !!window.axe))) await page.evaluate(AXE_SOURCE);
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help}; ${v.nodes.map((n) => n.target.join(' ')).slice(0, 5).join(', ')}`);
 }
 
 test('in chromium: every view fits 390 px without horizontal overflow, passes axe-core, and is kept as screenshots', BROWSER, async (t) => {

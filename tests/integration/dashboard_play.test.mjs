@@ -16,7 +16,8 @@
 //   racetrack  the player's lap drawn segment by segment, its stars those
 //              POST /v1/racetrack/check gives its lap time.
 //
-// Each play view is also loaded at 390 px: no horizontal overflow. A
+// Each play, once over, passes axe-core (no serious or critical violation);
+// each play view is also loaded at 390 px: no horizontal overflow. A
 // screenshot of each is kept in build/test-artifacts/play-<kind>.png.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -25,7 +26,7 @@ import { after, before, test } from 'node:test';
 
 import { chromium } from 'playwright-core';
 
-import { ROOT, SCALE, request, sqliteOnly, submit, useServer, waitForJob } from './harness.mjs';
+import { ROOT, SCALE, axeViolations, request, sqliteOnly, submit, useServer, waitForJob } from './harness.mjs';
 
 const CHROMIUM = process.env.STARFORGE_CHROMIUM || '/usr/bin/chromium';
 const ARTIFACTS = path.join(ROOT, 'build/test-artifacts');
@@ -161,6 +162,7 @@ test('digger: the optimal solution tapped in the page earns three stars', BROWSE
   // Solved: nothing is tappable any more.
   assert.equal(await page.locator('#play button.dg-arrow:not([disabled])').count(), 0);
   await page.screenshot({ path: path.join(ARTIFACTS, 'play-digger.png'), fullPage: true });
+  assert.deepEqual(await axeViolations(page), [], 'axe-core on the solved digger play');
   assert.deepEqual(trouble, []);
   await page.close();
 });
@@ -182,6 +184,7 @@ test('digger: a play that runs out of taps ends with no stars', BROWSER, async (
   await page.click('#play-hint');
   await page.waitForFunction(() => /cannot win/.test(document.querySelector('#play-message').textContent));
   assert.match(await page.textContent('#play-message'), new RegExp(`undo ${hint.body.undo} tap`));
+  assert.deepEqual(await axeViolations(page), [], 'axe-core on the lost digger play');
   assert.deepEqual(trouble, []);
   await page.close();
 });
@@ -235,6 +238,7 @@ test('lattice: the three-star fold placed in the page earns what the check gives
   // The live count agrees with the service's score.
   assert.match(await page.textContent('#play-progress'), new RegExp(` ${oracle.body.score} contacts?`));
   await page.screenshot({ path: path.join(ARTIFACTS, 'play-lattice.png'), fullPage: true });
+  assert.deepEqual(await axeViolations(page), [], 'axe-core on the folded lattice');
   // Undo reopens the fold; the arrow keys place residues too.
   await page.click('#play-undo');
   await page.waitForFunction((n) => new RegExp(`^Residue ${n} of`).test(document.querySelector('#play-progress').textContent), fold.length);
@@ -278,6 +282,7 @@ test("racetrack: the player's lap drawn by PX, its lap time rated by the check",
   await page.waitForTimeout(300);
   assert.notEqual(await at(), first);
   await page.screenshot({ path: path.join(ARTIFACTS, 'play-racetrack.png'), fullPage: true });
+  assert.deepEqual(await axeViolations(page), [], 'axe-core on the racetrack lap');
   assert.deepEqual(trouble, []);
   await page.close();
   await assertNarrow(level, 'racetrack');

@@ -15,6 +15,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before } from 'node:test';
@@ -522,4 +523,22 @@ export function largestDiggerLevel() {
       gold.push({ x, y });
     }
   return { width: 10, height: 6, turns: 96, rules: { no_backtrack: false }, machines, cells, gold, arrows };
+}
+
+/* ---- the browser ---- */
+
+let axeSource = null;
+
+/**
+ * axe-core's serious and critical violations on `page` (a playwright page)
+ * as it stands, each as one line naming the rule and its first elements.
+ * axe-core is the pinned one of package-lock.json, injected into the page.
+ */
+export async function axeViolations(page) {
+  axeSource ??= fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  if (!(await page.evaluate(() => !!window.axe))) await page.evaluate(axeSource);
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help}; ${v.nodes.map((n) => n.target.join(' ')).slice(0, 5).join(', ')}`);
 }
