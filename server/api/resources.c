@@ -46,6 +46,13 @@ static const char *format_of(const sf_resource_kind *rk, const char *content_typ
 	return NULL;
 }
 
+/* See service.h: a format the type's pairs name, other than json. */
+int resources_body_not_json(const sf_resource_kind *rk, const char *content_type)
+{
+	const char *format = format_of(rk, content_type);
+	return format && strcmp(format, "json") != 0;
+}
+
 /* The media type GET answers with for `format` (its first in the list). */
 static const char *media_type_of(const sf_resource_kind *rk, const char *format)
 {

@@ -541,15 +541,18 @@ int service_routes_build(service *svc, sf_err *err)
 /*
  * Answers 400 and returns 1 when the body nests deeper than
  * SF_JSON_MAX_DEPTH, before any handler gives it to jansson (json_depth.h).
- * Every body but a text/csv one is scanned: clients send JSON under many
- * media types, curl -d's form type among them.
+ * Every body is scanned whatever its declared type (clients send JSON under
+ * many media types, curl -d's form type among them, and a JSON route reads
+ * the body as JSON whatever the type says), except an upload that the
+ * route itself reads in another format (a px model's CSV).
  */
-static int body_too_deep(http_req *r)
+static int body_too_deep(http_req *r, const route *rt)
 {
 	size_t len;
 	const char *body = http_req_body(r, &len);
 	const char *type = http_req_header(r, "Content-Type");
-	if (!len || (type && !strncasecmp(type, "text/csv", 8)))
+	if (!len ||
+	    (rt->handler == (void *)resources_upload && resources_body_not_json(rt->arg, type)))
 		return 0;
 	if (sf_json_depth(body, len, SF_JSON_MAX_DEPTH) <= SF_JSON_MAX_DEPTH)
 		return 0;
@@ -587,7 +590,7 @@ static void dispatch(void *app, http_req *r)
 	}
 	if (!access_allowed(svc, r, rt))
 		return; /* 401: a bearer token is needed */
-	if (body_too_deep(r))
+	if (body_too_deep(r, rt))
 		return;
 	handler_fn fn;
 	memcpy(&fn, &rt->handler, sizeof fn);

@@ -248,6 +248,11 @@ void kinds_hint(service *svc, http_req *r, const route_match *m);
 void resources_upload(service *svc, http_req *r, const route_match *m);
 void resources_get(service *svc, http_req *r, const route_match *m);
 void resources_list(service *svc, http_req *r, const route_match *m);
+struct sf_resource_kind; /* core/kinds.h */
+/* Whether an upload of resource kind `rk` with this Content-Type (NULL:
+ * none) will be read as something other than JSON (a px model's CSV): the
+ * only bodies the JSON depth check leaves alone. */
+int resources_body_not_json(const struct sf_resource_kind *rk, const char *content_type);
 
 /*
  * events.c: GET /v1/jobs/{id}/events, the job's progress as Server-Sent

@@ -85,7 +85,8 @@ struct http_server {
 	http_req *reqs;   /* every request between on_access and on_completed */
 	http_conn *conns; /* every connection MHD has open */
 	unsigned long dropped;
-	int closed; /* a connection closed during this MHD_run */
+	int closed;  /* a connection closed (or MHD gave up on one) during this MHD_run */
+	int gave_up; /* MHD wrote a message during this MHD_run (on_mhd_message) */
 	/* Generated request ids: a random prefix, then a counter scrambled by a
 	 * bijection (so unique), both set up on the first request. */
 	uint64_t id_prefix, id_key, id_next;
@@ -145,13 +146,42 @@ static void on_poll(uv_poll_t *p, int status, int events)
 	run_mhd(p->data);
 }
 
+/*
+ * After MHD gave up on a request by itself (on_mhd_message): the connection
+ * it queued its own error answer on for a request never handed to us (a
+ * request too big for its memory pool) waits for a socket event that, on
+ * an idle connection, never comes, and MHD would close it only at the
+ * connection timeout. Shutting the socket down, as the sweep does, is that
+ * event: MHD closes the connection in the next run, which run_mhd asks for
+ * at once. The client sees its connection closed without an answer, as a
+ * bare libmicrohttpd server closes it (MHD could not write its 431 either).
+ */
+static void wake_given_up(http_server *s)
+{
+	for (http_conn *c = s->conns; c; c = c->next) {
+		if (c->busy || c->dropped)
+			continue;
+		const union MHD_ConnectionInfo *st =
+			MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_HTTP_STATUS);
+		const union MHD_ConnectionInfo *fd =
+			MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (!st || st->http_status < 400 || !fd)
+			continue;
+		shutdown(fd->connect_fd, SHUT_RDWR);
+		c->dropped = 1;
+	}
+}
+
 /* Lets MHD do its work, then re-arms the timer from MHD's own timeout. */
 static void run_mhd(http_server *s)
 {
 	if (!s->mhd)
 		return;
 	s->closed = 0;
+	s->gave_up = 0;
 	MHD_run(s->mhd);
+	if (s->gave_up)
+		wake_given_up(s);
 	MHD_UNSIGNED_LONG_LONG ms;
 	/* At its connection limit MHD takes the listening socket out of its
 	 * epoll set, and puts it back only at the start of a run after a
@@ -444,7 +474,6 @@ static void on_sweep(uv_timer_t *t)
 {
 	http_server *s = t->data;
 	double now = now_s();
-	int dropped = 0;
 	for (http_conn *c = s->conns; c; c = c->next) {
 		if (c->busy || c->dropped || now - c->since < (double)s->cfg.connection_timeout_s)
 			continue;
@@ -464,12 +493,13 @@ static void on_sweep(uv_timer_t *t)
 		shutdown(fd->connect_fd, SHUT_RDWR);
 		c->dropped = 1;
 		s->dropped++;
-		dropped = 1;
 		log_info("http: closed a connection from %s: no complete request in %u s", ip,
 			 s->cfg.connection_timeout_s);
 	}
-	if (dropped)
-		run_mhd(s); /* MHD notices the end-of-file and closes them */
+	/* MHD notices the end-of-file of dropped connections and closes them;
+	 * and whatever else it left for a later run is done within a second,
+	 * even on an idle server (on_mhd_message). */
+	run_mhd(s);
 }
 
 /*
@@ -553,10 +583,20 @@ static void listeners_stop(http_server *s)
  * accept) go to the service's log like every other line: stamped, escaped,
  * and JSON under --log-format json. MHD ends its messages with a newline.
  */
+/*
+ * MHD's own messages, to the log. MHD writes one when it gives up on a
+ * connection by itself (a request too big for its memory pool: about 600
+ * query arguments), and then closes that connection only in a later run,
+ * which nothing would wake on an idle server (the socket's readiness was
+ * consumed): so every message asks for another run at once, as a closed
+ * connection does (run_mhd). The sweep runs MHD every second as well.
+ */
 __attribute__((format(printf, 2, 0))) static void on_mhd_message(void *cls, const char *fmt,
 								 va_list ap)
 {
-	(void)cls;
+	http_server *s = cls;
+	if (s)
+		s->closed = s->gave_up = 1;
 	char text[512];
 	int n = vsnprintf(text, sizeof text, fmt, ap);
 	if (n < 0)
@@ -590,7 +630,7 @@ http_server *http_server_new(uv_loop_t *loop, const http_config *cfg, sf_err *er
 					: ((struct sockaddr_in *)&bound)->sin_port);
 	s->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0,
 				  NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER,
-				  on_mhd_message, NULL, MHD_OPTION_LISTEN_SOCKET,
+				  on_mhd_message, s, MHD_OPTION_LISTEN_SOCKET,
 				  (MHD_socket)cfg->listen_fds[0], MHD_OPTION_NOTIFY_COMPLETED,
 				  on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
 				  MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit,
@@ -933,15 +973,41 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	return MHD_CONTENT_READER_END_OF_STREAM;
 }
 
+/* The content reader of a streamed answer to HEAD: nothing, ever. */
+static ssize_t head_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)cls;
+	(void)pos;
+	(void)buf;
+	(void)max;
+	return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
 int http_respond_stream(http_req *r, int status, const char *content_type,
 			const char *const *headers, const http_stream *stream)
 {
 	if (r->status)
 		return SF_EINVAL; /* answered already */
-	struct MHD_Response *resp =
-		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, r, NULL);
+	/*
+	 * HEAD gets the headers alone. MHD 0.9.75 (Debian 12's) still ends a
+	 * chunked answer to HEAD with the last chunk, "0\r\n\r\n", which a
+	 * keep-alive client reads as the start of its next response. So a
+	 * stream's HEAD is not chunked (MHD_RF_HTTP_1_0_COMPATIBLE_STRICT): a
+	 * stream has no length to promise, so the connection closes after the
+	 * headers.
+	 * The stream's closed() still runs when the request ends, so callers
+	 * need not care which method it was.
+	 */
+	int head = !strcmp(r->method, "HEAD");
+	struct MHD_Response *resp = MHD_create_response_from_callback(
+		MHD_SIZE_UNKNOWN, 4096, head ? head_read : stream_read, r, NULL);
 	if (!resp)
 		return SF_ENOMEM;
+	enum MHD_ResponseFlags flags = head ? MHD_RF_HTTP_1_0_COMPATIBLE_STRICT : MHD_RF_NONE;
+	if (MHD_set_response_options(resp, flags, MHD_RO_END) != MHD_YES) {
+		MHD_destroy_response(resp);
+		return SF_ENOMEM;
+	}
 	r->stream = *stream;
 	r->streaming = 1;
 	attach_response(r, resp, status, content_type, headers);
