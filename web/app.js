@@ -26,8 +26,9 @@
 //                               and their level filters
 //   GET  /v1/jobs               the table, refreshed every few seconds
 //   POST /v1/jobs               the form (problem+json errors shown as such)
-//   GET  /v1/jobs/{id}/events   live progress (Server-Sent Events: a
-//                               "progress" event per generation, then "end");
+//   GET  /v1/jobs/{id}/events   live progress (Server-Sent Events, read with
+//                               fetch() so that the token goes as a header:
+//                               a "progress" event per generation, then "end");
 //                               where a stream is refused (a 404 from a
 //                               service without the route), GET /v1/jobs/{id}
 //                               every second instead
@@ -485,7 +486,7 @@
   const watchers = new Map(); // id -> { stop() }
   // Whether the service streams events: unknown until a stream opens
   // ('yes') or fails before opening ('no': the route answered 404, say).
-  let streams = window.EventSource ? 'unknown' : 'no';
+  let streams = window.fetch && window.TextDecoderStream ? 'unknown' : 'no';
 
   function showLiveMode() {
     const text = { yes: 'live: events', no: 'live: polling every second', unknown: '' }[streams];
@@ -537,62 +538,109 @@
     upsertJob(next);
   }
 
-  function watchEvents(id) {
-    const source = new EventSource(`/v1/jobs/${encodeURIComponent(id)}/events`);
-    let opened = false;
+  /**
+   * Reads the Server-Sent Events at `path` with fetch(), not EventSource:
+   * an EventSource cannot send the Authorization header, so under
+   * --auth-reads it could not open (and a token in its URL would reach the
+   * logs). Calls onOpen() once the service answers 200 with an event
+   * stream, onEvent({ event, data }) per event, and onEnd(opened) once the
+   * stream ends, breaks or is refused; the returned function stops it
+   * (onEnd is then not called).
+   */
+  function readEvents(path, { onOpen, onEvent, onEnd }) {
+    const abort = new AbortController();
     let stopped = false;
-    const stop = () => {
-      stopped = true;
-      source.close();
-    };
-    watchers.set(id, { stop });
-
-    const onEvent = (event) => {
-      let data;
+    (async () => {
+      let opened = false;
       try {
-        data = JSON.parse(event.data);
+        const headers = { Accept: 'text/event-stream' };
+        const token = sessionStorage.getItem('starforge-token');
+        if (token) headers.Authorization = `Bearer ${token}`;
+        const res = await fetch(path, { headers, cache: 'no-store', signal: abort.signal });
+        if (!res.ok || !res.body || !/^text\/event-stream/.test(res.headers.get('Content-Type') || '')) {
+          await res.body?.cancel().catch(() => {});
+        } else {
+          opened = true;
+          onOpen();
+          const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+          let buffer = '';
+          let event = { event: 'message', data: [] };
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done || stopped) break;
+            buffer += value;
+            for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+              const line = buffer.slice(0, nl).replace(/\r$/, '');
+              buffer = buffer.slice(nl + 1);
+              if (line === '') {
+                if (event.data.length) onEvent({ event: event.event, data: event.data.join('\n') });
+                event = { event: 'message', data: [] };
+              } else if (!line.startsWith(':')) {
+                const colon = line.indexOf(':');
+                const field = colon < 0 ? line : line.slice(0, colon);
+                const text = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+                if (field === 'event') event.event = text;
+                else if (field === 'data') event.data.push(text);
+              }
+            }
+          }
+        }
       } catch {
-        return;
+        // Aborted, or the connection broke: onEnd says which it was.
       }
-      applyEvent(id, data);
-      if (typeof data.state === 'string' && FINAL.has(data.state)) {
-        // The last event: close before the browser reconnects, and read the
-        // whole job once (finished_at, error).
-        unwatch(id);
-        refreshJob(id);
-      }
+      if (!stopped) onEnd(opened);
+    })();
+    return () => {
+      stopped = true;
+      abort.abort();
     };
-    source.onopen = () => {
-      opened = true;
-      streams = 'yes';
-      showLiveMode();
-    };
-    source.onmessage = onEvent;
-    // Named events (openapi.yaml, watchJob): one "progress" per generation,
-    // then "end" with the state and level ids; unnamed ones are read alike.
-    source.addEventListener('progress', onEvent);
-    source.addEventListener('end', onEvent);
-    // An error is a refused stream (a 404 from a service without the route:
-    // the browser gives up on a non-200 answer), or the stream's end, which a
-    // browser would otherwise retry. Either way stop, and find out from the
-    // job itself whether there is anything left to watch.
-    source.onerror = async () => {
-      if (stopped) return;
-      unwatch(id);
-      if (!opened && streams !== 'yes') {
-        streams = 'no';
+  }
+
+  function watchEvents(id) {
+    let stopReading = null;
+    const stop = () => stopReading?.();
+    watchers.set(id, { stop });
+    stopReading = readEvents(`/v1/jobs/${encodeURIComponent(id)}/events`, {
+      onOpen() {
+        streams = 'yes';
         showLiveMode();
-      }
-      const job = await refreshJob(id);
-      if (job && !FINAL.has(job.state)) {
-        // A stream that ended early (the service restarting): try again
-        // in a while, as events if streams work at all, else by polling.
-        // (watch(), not a watcher made here: the table's refresh may have
-        // started one meanwhile.)
-        if (opened) setTimeout(() => watch(id), POLL_MS);
-        else watch(id);
-      }
-    };
+      },
+      // Named events (openapi.yaml, watchJob): one "progress" per
+      // generation, then "end" with the state and level ids; all read alike.
+      onEvent(event) {
+        let data;
+        try {
+          data = JSON.parse(event.data);
+        } catch {
+          return;
+        }
+        applyEvent(id, data);
+        if (typeof data.state === 'string' && FINAL.has(data.state)) {
+          // The last event: stop, and read the whole job once (finished_at, error).
+          unwatch(id);
+          refreshJob(id);
+        }
+      },
+      // A refused stream (a 404 from a service without the route), or the
+      // stream's end before the job's: stop, and find out from the job
+      // itself whether there is anything left to watch.
+      async onEnd(opened) {
+        unwatch(id);
+        if (!opened && streams !== 'yes') {
+          streams = 'no';
+          showLiveMode();
+        }
+        const job = await refreshJob(id);
+        if (job && !FINAL.has(job.state)) {
+          // A stream that ended early (the service restarting): try again
+          // in a while, as events if streams work at all, else by polling.
+          // (watch(), not a watcher made here: the table's refresh may have
+          // started one meanwhile.)
+          if (opened) setTimeout(() => watch(id), POLL_MS);
+          else watch(id);
+        }
+      },
+    });
   }
 
   function watchPolling(id) {

@@ -16,6 +16,7 @@
 // other files test on both back ends. The files of web/ are checked in both.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -374,5 +375,39 @@ test('in chromium: with --token-file, the form submits once the token is typed i
     assertNoTrouble(trouble);
   } finally {
     await page.close();
+  }
+});
+
+test('in chromium, with --token-file and --auth-reads: the token typed in the form opens the live progress too, as a header, never in a URL or the log', BROWSER, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'starforge-dashboard-auth-'));
+  const token = 'sf-dashboard-token-5e2a9c1f7b';
+  fs.writeFileSync(path.join(dir, 'tokens'), `${token}\n`);
+  const srv = await startServer({ args: ['--workers', '1', '--token-file', path.join(dir, 'tokens'), '--auth-reads'] });
+  // Before the token is typed the table's reads answer 401, which the browser logs.
+  const { page, trouble } = await openDashboard({ on: srv, tolerate: (text, url) => / 401 /.test(text) && /\/v1\/jobs/.test(url) });
+  try {
+    const streamed = [];
+    page.on('request', (req) => {
+      if (/\/events$/.test(new URL(req.url()).pathname)) streamed.push({ url: req.url(), auth: req.headers().authorization });
+    });
+    await page.fill('#api-token', token);
+    const id = await submitLattice(page, JOB_PARAMS, 9);
+    const row = `#jobs-body tr[data-job-id="${id}"]`;
+    await page.waitForSelector(`${row}[data-state="succeeded"]`, { timeout: 60_000 * SCALE });
+    // Progress came as events, which needed the token: the stream was asked
+    // with it as a header, and no URL carried it.
+    assert.match(await page.textContent('#jobs-live'), /events/);
+    assert.ok(streamed.length >= 1, 'no event stream was opened');
+    for (const s of streamed) {
+      assert.equal(s.auth, `Bearer ${token}`, s.url);
+      assert.ok(!s.url.includes(token), s.url);
+    }
+    assert.equal((await request(srv, `/v1/jobs/${id}`)).status, 401, 'reads need the token on this server');
+    assert.ok(!srv.log.includes(token), 'the token reached the log');
+    assertNoTrouble(trouble);
+  } finally {
+    await page.close();
+    await stopAndClean(srv);
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });

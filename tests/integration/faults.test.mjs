@@ -130,6 +130,15 @@ test('disk full: submits get 507, reads work, /readyz is 503, and all recovers w
   assert.match(problem.detail, /nothing was recorded/);
   assert.match(refused.headers.get('retry-after') || '', /^[1-9][0-9]*$/);
 
+  // An upload is a write path too: refused whole with the same 507.
+  const header = 'speed,speed_sd,rel_speed,proximity,gained,lost,standing,braking,intensity\n';
+  const row = '0.588390,0.043676,0.500000,0.650748,0.000000,0.000000,0.000000,0.000000,0.349667\n';
+  const csv = header + row.repeat(Math.floor(60_000 / row.length));
+  const upload = await request(server, '/v1/px-models?name=full-disk', { method: 'POST', body: csv, headers: { 'content-type': 'text/csv' } });
+  const uploadProblem = assertProblem(upload, 507, 'insufficient-storage');
+  assert.match(uploadProblem.detail, /nothing was recorded/);
+  assert.equal((await request(server, '/v1/px-models/full-disk')).status, 404);
+
   await readsWork(server, before);
   const checks = await readiness(server, 503);
   assert.equal(checks.storage, 'full');
