@@ -320,6 +320,57 @@ static void respond_too_large(http_req *r)
 	http_respond(r, 413, "application/problem+json", body, (size_t)n, NULL);
 }
 
+/* Counts the request's Content-Length headers (MHD_get_connection_values). */
+static enum MHD_Result count_length(void *cls, enum MHD_ValueKind kind, const char *key,
+				    const char *value)
+{
+	(void)kind;
+	(void)value;
+	if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH))
+		++*(int *)cls;
+	return MHD_YES;
+}
+
+/*
+ * The framing problem of a request whose headers libmicrohttpd took, or
+ * NULL: more than one Content-Length (the first would win here and the
+ * rest of the bytes become a second request, while a proxy that takes the
+ * last sees one request: smuggling), a Transfer-Encoding other than
+ * exactly "chunked" (libmicrohttpd 0.9.75 then waits for a body it cannot
+ * read until the connection timeout), or both at once. Asked before the
+ * body is read, so the answer goes out and the connection closes. (A
+ * malformed Content-Length, "abc" or "-5", libmicrohttpd refuses itself
+ * before the service sees the request: docs/RELIABILITY.md.)
+ */
+static const char *framing_problem(struct MHD_Connection *conn)
+{
+	int lengths = 0;
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_length, &lengths);
+	const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	if (lengths > 1)
+		return "more than one Content-Length header";
+	if (te && strcasecmp(te, "chunked"))
+		return "a Transfer-Encoding other than chunked";
+	if (te && lengths)
+		return "both Content-Length and Transfer-Encoding";
+	return NULL;
+}
+
+/* 400, naming the framing problem; the connection closes after it. */
+static void respond_bad_framing(http_req *r, const char *problem)
+{
+	char body[320];
+	int n = snprintf(body, sizeof body,
+			 "{\"type\":\"https://starforge.dev/problems/invalid-framing\","
+			 "\"title\":\"Bad request framing\",\"status\":400,"
+			 "\"detail\":\"the request has %s, so where its body ends is not "
+			 "certain; it was not read\"}",
+			 problem);
+	const char *h[] = { "Connection", "close", NULL };
+	http_respond(r, 400, "application/problem+json", body, (size_t)n, h);
+}
+
 /* The request is complete (or refused): its connection's deadline stops. */
 static void mark_dispatched(http_req *r)
 {
@@ -354,7 +405,13 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		if (!r->method || !r->path)
 			return MHD_NO;
 		request_id_init(s, r);
-		if (announced_too_large(s, conn)) {
+		const char *framing = framing_problem(conn);
+		if (framing) {
+			/* As a body too large: answered before any body is read. */
+			mark_dispatched(r);
+			respond_bad_framing(r, framing);
+			queue_ready(r);
+		} else if (announced_too_large(s, conn)) {
 			/* Answered before the body is read: MHD then reads no more
 			 * from the connection and closes it after the answer. */
 			mark_dispatched(r);

@@ -222,3 +222,41 @@ test('a request libmicrohttpd gives up on (hundreds of query arguments) is close
   const ok = await exchange(get('/healthz', 'Connection: close\r\n'));
   assert.equal(parseResponses(ok.text)[0].status, 200);
 });
+
+test('a body that cannot be delimited for certain is one 400 before it is read, and the connection closes', async () => {
+  const post = (headers, body = '{}') =>
+    `POST /v1/jobs HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n${headers}\r\n\r\n${body}` + get('/healthz');
+  for (const [headers, problem] of [
+    ['Content-Length: 2\r\nContent-Length: 5', /more than one Content-Length/],
+    ['Content-Length: 2\r\nContent-Length: 2', /more than one Content-Length/],
+    ['Transfer-Encoding: gzip', /Transfer-Encoding other than chunked/],
+    ['Transfer-Encoding: xchunked', /Transfer-Encoding other than chunked/],
+    ['Transfer-Encoding: chunked, identity', /Transfer-Encoding other than chunked/],
+    ['Transfer-Encoding: chunked\r\nContent-Length: 2', /both Content-Length and Transfer-Encoding/],
+  ]) {
+    const res = await exchange(post(headers));
+    assert.ok(res.closed, `${JSON.stringify(headers)}: the connection stayed open (${res.elapsed} ms)`);
+    const answers = parseResponses(res.text);
+    assert.equal(answers.length, 1, `${JSON.stringify(headers)}: ${answers.length} responses: ${JSON.stringify(res.text)}`);
+    assert.equal(answers[0].status, 400, JSON.stringify(headers));
+    assert.equal(answers[0].headers.connection, 'close', JSON.stringify(headers));
+    const body = JSON.parse(answers[0].body);
+    assert.equal(body.type, 'https://starforge.dev/problems/invalid-framing', JSON.stringify(headers));
+    assert.match(body.detail, problem, JSON.stringify(headers));
+  }
+  // Well framed, the same request is answered and the connection goes on.
+  const ok = await exchange(post('Content-Length: 2'));
+  const [first, second] = parseResponses(ok.text);
+  assert.equal(first.status, 400); // "{}" is not a job, but it was read
+  assert.equal(JSON.parse(first.body).type, 'https://starforge.dev/problems/invalid-request');
+  assert.equal(second.status, 200);
+  // A chunked body is read as before.
+  const body = JSON.stringify({ kind: 'chess' });
+  const chunked = await exchange(
+    `POST /v1/jobs HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n` +
+      `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+  );
+  const [unknown] = parseResponses(chunked.text);
+  assert.equal(unknown.status, 422, chunked.text);
+  assert.equal(JSON.parse(unknown.body).type, 'https://starforge.dev/problems/unknown-kind');
+});
