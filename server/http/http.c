@@ -639,14 +639,12 @@ static void listeners_stop(http_server *s)
  * libmicrohttpd's own messages (a malformed request line, a failed
  * accept) go to the service's log like every other line: stamped, escaped,
  * and JSON under --log-format json. MHD ends its messages with a newline.
- */
-/*
- * MHD's own messages, to the log. MHD writes one when it gives up on a
- * connection by itself (a request too big for its memory pool: about 600
- * query arguments), and then closes that connection only in a later run,
- * which nothing would wake on an idle server (the socket's readiness was
- * consumed): so every message asks for another run at once, as a closed
- * connection does (run_mhd). The sweep runs MHD every second as well.
+ * MHD also writes one when it gives up on a request by itself (one too big
+ * for its memory pool: about 600 query arguments), and then closes that
+ * connection only in a later run, which nothing would wake on an idle
+ * server (the socket's readiness was consumed): so every message asks for
+ * another run at once, with the given-up connection shut down first
+ * (wake_given_up). The sweep runs MHD every second as well.
  */
 __attribute__((format(printf, 2, 0))) static void on_mhd_message(void *cls, const char *fmt,
 								 va_list ap)
