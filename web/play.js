@@ -141,7 +141,9 @@
       const st = answer.state;
       const byCell = new Map();
       st.machines.forEach((m, i) => byCell.set(`${m.x},${m.y}`, { i, frozen: m.frozen }));
-      const gold = new Set(st.gold.map((g) => `${g.x},${g.y}`));
+      // Under gold_in_order a gold shows its number: only the next one counts.
+      const gold = new Map(st.gold.map((g) => [`${g.x},${g.y}`, g.order]));
+      const ordered = Boolean(puzzle.rules && puzzle.rules.gold_in_order);
       const cellState = new Map(st.cells.map((c) => [`${c.x},${c.y}`, c]));
       for (let y = 0; y < puzzle.height; y++) {
         for (let x = 0; x < puzzle.width; x++) {
@@ -169,8 +171,8 @@
             parts.push(dot);
           }
           if (gold.has(key)) {
-            parts.push(el('span', { className: 'dg-gold', textContent: '\u25cf' }));
-            words.push('gold');
+            parts.push(el('span', { className: ordered ? 'dg-gold dg-ordered' : 'dg-gold', textContent: ordered ? String(gold.get(key)) : '\u25cf' }));
+            words.push(ordered ? `gold number ${gold.get(key)}` : 'gold');
           }
           if (cs && cs.visits_left > 0) parts.push(el('span', { className: 'dg-visits', textContent: String(cs.visits_left) }));
           cell.replaceChildren(...parts);

@@ -53,6 +53,7 @@ before(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   levels.digger = await firstLevel('digger', { difficulty: 'medium', count: 1 }, 7);
+  levels.ordered = await firstLevel('digger', { difficulty: 'easy', count: 1, gold_in_order: true }, 8);
   levels.lattice = await firstLevel('lattice', { length: 12, population: 20, generations: 20 }, 5);
   levels.racetrack = await firstLevel('racetrack', { points: 12, generations: 2, population: 4 }, 3);
 });
@@ -218,6 +219,21 @@ test('digger: undo, restart, the hint and the keyboard', BROWSER, async () => {
   assert.deepEqual(trouble, []);
   await page.close();
   await assertNarrow(level, 'digger');
+});
+
+test('digger with gold_in_order: each gold shows its number, and the optimal play still earns three stars', BROWSER, async () => {
+  const level = levels.ordered;
+  assert.equal(level.puzzle.rules.gold_in_order, true);
+  const { page, trouble } = await openLevel(level);
+  await diggerTaps(page, 0);
+  const numbers = await page.$$eval('#play .dg-gold.dg-ordered', (gs) => gs.map((g) => Number(g.textContent)).sort((a, b) => a - b));
+  assert.deepEqual(numbers, level.puzzle.gold.map((g) => g.order).sort((a, b) => a - b));
+  const taps = level.solution.optimal.taps;
+  for (let i = 0; i < taps.length; i++) await tapArrow(page, taps[i], i + 1);
+  await page.waitForFunction(() => /3 stars/.test(document.querySelector('#play-stars').textContent));
+  assert.deepEqual(await axeViolations(page), [], 'axe-core on the ordered digger play');
+  assert.deepEqual(trouble, []);
+  await page.close();
 });
 
 test('lattice: the three-star fold placed in the page earns what the check gives it', BROWSER, async () => {
