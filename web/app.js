@@ -169,6 +169,34 @@
     return stars.thresholds.map((t, i) => `${'★'.repeat(i + 1)} ${sign} ${formatValue(t)}${unit}`).join(' · ');
   }
 
+  /**
+   * Points `node`'s `attr` (an <img>'s src, a link's href) at the service's
+   * `path`. Without a token that is the path itself. With one (a service
+   * started with --auth-reads) the browser would load an image or follow a
+   * link without it, and be refused: so the file is fetched with the token
+   * as a header and shown from a blob: URL (the page's img-src allows
+   * blob:), the previous one of the node freed. Should the fetch fail, the
+   * plain path stays, and the image fails as it would have.
+   */
+  function setServed(node, attr, path) {
+    const token = sessionStorage.getItem('starforge-token');
+    if (node.dataset.blob) URL.revokeObjectURL(node.dataset.blob);
+    delete node.dataset.blob;
+    if (!token) {
+      node[attr] = path;
+      return;
+    }
+    fetch(path, { headers: { Authorization: `Bearer ${token}` } })
+      .then((res) => (res.ok ? res.blob() : Promise.reject(new Error(`HTTP ${res.status}`))))
+      .then((blob) => {
+        node.dataset.blob = URL.createObjectURL(blob);
+        node[attr] = node.dataset.blob;
+      })
+      .catch(() => {
+        node[attr] = path;
+      });
+  }
+
   /* ---- kinds and the form ---- */
 
   const kinds = new Map(); // name -> { name, summary, params_schema, filters }
@@ -723,13 +751,13 @@
     $('#level-meta').textContent = 'loading…';
     $('#level-stats').replaceChildren();
     const json = $('#level-json');
-    json.href = levelPath(id);
+    setServed(json, 'href', levelPath(id));
     json.download = `${id}.json`;
     const svg = $('#level-svg');
-    svg.href = `${levelPath(id)}.svg`;
+    setServed(svg, 'href', `${levelPath(id)}.svg`);
     svg.download = `${id}.svg`;
-    $('#level-open-svg').href = `${levelPath(id)}.svg`;
-    $('#level-picture-full').href = `${levelPath(id)}.svg`;
+    setServed($('#level-open-svg'), 'href', `${levelPath(id)}.svg`);
+    setServed($('#level-picture-full'), 'href', `${levelPath(id)}.svg`);
     for (const [jobId, row] of rows) row.classList.toggle('selected', (jobs.get(jobId).level_ids || []).includes(id));
     showProblem($('#level-error'), null);
 
@@ -746,7 +774,7 @@
       note.textContent = 'No picture: the service did not answer an image for this level.';
     };
     picture.alt = `Picture of level ${id}`;
-    picture.src = `${levelPath(id)}.svg`;
+    setServed(picture, 'src', `${levelPath(id)}.svg`);
 
     const res = await api('GET', levelPath(id));
     if (currentRoute.view !== 'level' || section.dataset.levelId !== id) return; // another route was chosen meanwhile
@@ -855,10 +883,12 @@
     box.addEventListener('change', () => toggleChosen(level.id, box.checked));
     const stats = el('dl', { className: 'stats' });
     fillStats(stats, level);
+    const thumb = el('img', { alt: '', loading: 'lazy' });
+    setServed(thumb, 'src', `${levelPath(level.id)}.svg`);
     return el(
       'li',
       { className: 'level-card', dataset: { levelId: level.id, kind: level.kind } },
-      el('a', { href: link, className: 'thumb', 'aria-label': `Open level ${level.id}` }, el('img', { src: `${levelPath(level.id)}.svg`, alt: '', loading: 'lazy' })),
+      el('a', { href: link, className: 'thumb', 'aria-label': `Open level ${level.id}` }, thumb),
       el(
         'div',
         { className: 'card-body' },
@@ -954,6 +984,10 @@
     levels.forEach((level, i) => {
       const name = i ? 'B' : 'A';
       const svg = `${levelPath(level.id)}.svg`;
+      const image = el('img', { alt: `Picture of level ${level.id}` });
+      setServed(image, 'src', svg);
+      const full = el('a', { target: '_blank', rel: 'noopener', className: 'picture-link', title: 'Open the picture full size' }, image);
+      setServed(full, 'href', svg);
       const stars = el('ul', { className: 'stars-list' });
       if (Array.isArray(level.stars.thresholds)) {
         const sign = level.stars.better === 'lower' ? '≤' : '≥';
@@ -968,7 +1002,7 @@
           { className: 'compare-side', dataset: { levelId: level.id }, 'aria-labelledby': `compare-side-${name}` },
           el('h3', { id: `compare-side-${name}` }, `${name}: `, el('a', { href: `#/levels/${encodeURIComponent(level.id)}`, className: 'id', textContent: shortId(level.id), title: level.id })),
           el('p', { className: 'muted', textContent: `${level.kind} · seed ${level.seed} · ${level.stars.metric} (${level.stars.better === 'lower' ? 'lower' : 'higher'} is better)` }),
-          el('a', { href: svg, target: '_blank', rel: 'noopener', className: 'picture-link', title: 'Open the picture full size' }, el('img', { src: svg, alt: `Picture of level ${level.id}` })),
+          full,
           stars,
         ),
       );

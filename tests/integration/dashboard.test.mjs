@@ -168,7 +168,8 @@ async function openDashboard({ tolerate = () => false, on = server } = {}) {
     trouble.consoleErrors.push(`${msg.text()} (${where})`);
   });
   page.on('request', (req) => {
-    if (!req.url().startsWith(`${on.base}/`)) trouble.offsite.push(req.url());
+    // blob: URLs of the page's own origin hold files it fetched from the service.
+    if (!req.url().startsWith(`${on.base}/`) && !req.url().startsWith(`blob:${on.base}/`)) trouble.offsite.push(req.url());
   });
   page.setDefaultTimeout(15_000 * SCALE);
   await page.goto(`${on.base}/`);
@@ -403,6 +404,23 @@ test('in chromium, with --token-file and --auth-reads: the token typed in the fo
       assert.ok(!s.url.includes(token), s.url);
     }
     assert.equal((await request(srv, `/v1/jobs/${id}`)).status, 401, 'reads need the token on this server');
+    // The level's picture, an <img> (which cannot send the token), is shown
+    // from the file fetched with it; its download links too.
+    const levelId = (await request(srv, `/v1/jobs/${id}`, { headers: { authorization: `Bearer ${token}` } })).body.level_ids[0];
+    await page.click(`${row} a.level-link[data-level-id="${levelId}"]`);
+    await page.waitForFunction(() => document.querySelector('#level-picture').dataset.state);
+    const picture = await page.$eval('#level-picture', (img) => ({ state: img.dataset.state, src: img.getAttribute('src'), width: img.naturalWidth }));
+    assert.equal(picture.state, 'loaded', JSON.stringify(picture));
+    assert.match(picture.src, /^blob:/);
+    assert.ok(picture.width > 0);
+    const svgLink = await page.$eval('#level-svg', (a) => ({ href: a.getAttribute('href'), download: a.getAttribute('download') }));
+    assert.match(svgLink.href, /^blob:/);
+    assert.equal(svgLink.download, `${levelId}.svg`);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#level-svg')]);
+    assert.equal(download.suggestedFilename(), `${levelId}.svg`);
+    const fetched = fs.readFileSync(await download.path(), 'utf8');
+    const served = await request(srv, `/v1/levels/${levelId}.svg`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(fetched, served.text, 'the downloaded picture is the level\'s');
     assert.ok(!srv.log.includes(token), 'the token reached the log');
     assertNoTrouble(trouble);
   } finally {
