@@ -253,8 +253,10 @@ static void test_fresh_database(void **state)
 	assert_int_equal(store_version(s), store_latest_version());
 	store_close(s);
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), store_latest_version());
-	static const char *const tables[] = { "jobs", "idempotency_keys", "levels", "level_tags",
-					      "evaluations" };
+	static const char *const tables[] = {
+		"jobs",       "idempotency_keys", "levels",
+		"level_tags", "evaluations",      "evaluation_cache"
+	};
 	for (int i = 0; i < ARRAY_LEN(tables); i++)
 		assert_int_equal(table_exists(f->path, tables[i]), 1);
 	/* WAL is a property of the file: a fresh connection reports it. */
@@ -1125,6 +1127,182 @@ static void test_evaluations(void **state)
 	store_close(s);
 }
 
+/*
+ * The bounded cache against a model written here: a list in order of use
+ * (least recent first), a put or touch moving its key to the end, a put
+ * past the bound dropping from the front. 400 random operations (puts and
+ * touches of 1..4 keys, repeats and absent keys included, and bounds
+ * changed now and then) over 9 keys; after each, every key's presence and
+ * document and the counters must be the model's.
+ */
+typedef struct lru_model {
+	int order[16]; /* key indexes, least recently used first */
+	int n;
+	int doc[16]; /* each key's document version */
+	int64_t evictions, max;
+} lru_model;
+
+static void lru_use(lru_model *m, int key)
+{
+	int i = 0;
+	while (i < m->n && m->order[i] != key)
+		i++;
+	if (i < m->n)
+		memmove(&m->order[i], &m->order[i + 1], (size_t)(m->n - i - 1) * sizeof(int));
+	else
+		m->n++;
+	m->order[m->n - 1] = key;
+}
+
+static int64_t lru_trim(lru_model *m)
+{
+	int64_t out = m->max && m->n > m->max ? m->n - m->max : 0;
+	memmove(m->order, m->order + out, (size_t)(m->n - out) * sizeof(int));
+	m->n -= (int)out;
+	m->evictions += out;
+	return out;
+}
+
+static int lru_has(const lru_model *m, int key)
+{
+	for (int i = 0; i < m->n; i++)
+		if (m->order[i] == key)
+			return 1;
+	return 0;
+}
+
+static void test_evaluation_lru(void **state)
+{
+	fixture *f = *state;
+	store *s = open_ok(f->path, STORE_READWRITE);
+	sf_err err = { 0 };
+	enum { KEYS = 9, OPS = 400 };
+	static const char *const lat[KEYS] = { "square", "square", "square", "cubic", "cubic",
+					       "square", "cubic",  "square", "cubic" };
+	static const char *const seq[KEYS] = { "HPHP", "HPPH", "HHPP",  "HPHP", "HPPH",
+					       "PPHH", "PPHH", "HPHPH", "HPHPH" };
+	lru_model m = { .max = 4 };
+	ok(store_limit_evaluations(s, m.max, NULL, &err), &err);
+	uint32_t r32 = 12345;
+	char docs[4][32];
+	for (int op = 0; op < OPS; op++) {
+		r32 = r32 * 1103515245u + 12345u;
+		int what = (int)(r32 >> 16) % 10, nkeys = 1 + (int)(r32 >> 8) % 4;
+		store_evaluation ev[4];
+		int keys[4];
+		for (int i = 0; i < nkeys; i++) {
+			r32 = r32 * 1103515245u + 12345u;
+			keys[i] = (int)(r32 >> 16) % KEYS;
+			snprintf(docs[i], sizeof docs[i], "{\"op\":%d,\"i\":%d}", op, i);
+			ev[i] = (store_evaluation){ lat[keys[i]], seq[keys[i]], docs[i] };
+		}
+		if (what < 5) { /* a put */
+			ok(store_put_evaluations(s, ev, (size_t)nkeys, &err), &err);
+			for (int i = 0; i < nkeys; i++) {
+				lru_use(&m, keys[i]);
+				m.doc[keys[i]] = op * 4 + i;
+			}
+			lru_trim(&m);
+		} else if (what < 9) { /* a touch: a key not held stays out */
+			ok(store_touch_evaluations(s, ev, (size_t)nkeys, &err), &err);
+			for (int i = 0; i < nkeys; i++)
+				if (lru_has(&m, keys[i]))
+					lru_use(&m, keys[i]);
+		} else { /* a new bound: 0 (none), 1..6 */
+			m.max = (int64_t)((r32 >> 4) % 7);
+			int64_t evicted = -1;
+			ok(store_limit_evaluations(s, m.max, &evicted, &err), &err);
+			assert_int_equal(evicted, lru_trim(&m));
+		}
+		for (int k = 0; k < KEYS; k++) {
+			char *doc = NULL, want[32];
+			ok(store_get_evaluation(s, lat[k], seq[k], &doc, &err), &err);
+			if (!lru_has(&m, k)) {
+				if (doc)
+					fail_msg("op %d: key %d held, the model evicted it", op, k);
+				continue;
+			}
+			if (!doc)
+				fail_msg("op %d: key %d evicted, the model holds it", op, k);
+			snprintf(want, sizeof want, "{\"op\":%d,\"i\":%d}", m.doc[k] / 4,
+				 m.doc[k] % 4);
+			assert_string_equal(doc, want);
+			free(doc);
+		}
+		int64_t entries = -1, evictions = -1;
+		ok(store_evaluation_stats(s, &entries, &evictions, &err), &err);
+		assert_int_equal(entries, m.n);
+		assert_int_equal(evictions, m.evictions);
+	}
+	assert_true(m.evictions > 50); /* the bound was reached often */
+	/* Another handle (a reader, another node) reads the same counters. */
+	store *r = open_ok(f->path, STORE_READONLY);
+	int64_t entries = -1, evictions = -1;
+	ok(store_evaluation_stats(r, &entries, &evictions, &err), &err);
+	assert_int_equal(entries, m.n);
+	assert_int_equal(evictions, m.evictions);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM evaluations"), m.n);
+	assert_true(store_put_evaluation(r, "square", "HH", "{}", &err) < 0);
+	store_close(r);
+	/* A key touched twice in one call is used as of its last place. */
+	store_evaluation a = { "square", "AAAA", "{}" }, b = { "square", "BBBB", "{}" },
+			 c = { "square", "CCCC", "{}" }, aba[] = { a, b, a };
+	ok(store_limit_evaluations(s, 2, NULL, &err), &err);
+	ok(store_put_evaluations(s, aba, 2, &err), &err);
+	ok(store_touch_evaluations(s, aba, 3, &err), &err); /* B, then A */
+	ok(store_put_evaluations(s, &c, 1, &err), &err);
+	char *got = NULL;
+	ok(store_get_evaluation(s, "square", "BBBB", &got, &err), &err);
+	assert_null(got);
+	ok(store_get_evaluation(s, "square", "AAAA", &got, &err), &err);
+	assert_non_null(got);
+	free(got);
+	/* Bad arguments change nothing. */
+	store_evaluation bad = { "square", NULL, NULL };
+	assert_failed(store_touch_evaluations(s, &bad, 1, &err), &err, SF_EINVAL);
+	assert_failed(store_limit_evaluations(s, -1, NULL, &err), &err, SF_EINVAL);
+	assert_failed(store_evaluation_stats(s, NULL, &evictions, &err), &err, SF_EINVAL);
+	ok(store_touch_evaluations(s, NULL, 0, &err), &err);
+	store_close(s);
+}
+
+/*
+ * A database from before the bound (SQLite 7, PostgreSQL 3) keeps its
+ * entries, ranked by when they were stored, and counts them.
+ */
+static void test_evaluation_lru_upgrade(void **state)
+{
+	fixture *f = *state;
+	sf_err err = { 0 };
+	size_t older = f->pg ? 3 : 7;
+	store *s = store_open_with(f->path, STORE_READWRITE,
+				   f->pg ? sf_pg_migrations : sf_migrations, older, &err);
+	if (!s)
+		fail_msg("opening the old schema: %s", err.msg);
+	store_close(s);
+	raw_exec(f->path,
+		 "INSERT INTO evaluations (lattice, sequence, doc, created_ms) VALUES "
+		 "('square', 'HPPH', '{\"a\":1}', 1000), ('cubic', 'HH', '{\"a\":2}', 1001), "
+		 "('square', 'HHHH', '{\"a\":3}', 1002)");
+	s = open_ok(f->path, STORE_READWRITE);
+	int64_t entries = -1, evictions = -1, evicted = -1;
+	ok(store_evaluation_stats(s, &entries, &evictions, &err), &err);
+	assert_int_equal(entries, 3);
+	assert_int_equal(evictions, 0);
+	ok(store_limit_evaluations(s, 2, &evicted, &err), &err);
+	assert_int_equal(evicted, 1);
+	char *doc = NULL;
+	ok(store_get_evaluation(s, "square", "HPPH", &doc, &err), &err);
+	assert_null(doc); /* the first stored went */
+	ok(store_put_evaluation(s, "square", "PPPP", "{\"a\":4}", &err), &err);
+	ok(store_get_evaluation(s, "cubic", "HH", &doc, &err), &err);
+	assert_null(doc); /* then the second */
+	ok(store_get_evaluation(s, "square", "HHHH", &doc, &err), &err);
+	assert_string_equal(doc, "{\"a\":3}");
+	free(doc);
+	store_close(s);
+}
+
 static void test_resources(void **state)
 {
 	fixture *f = *state;
@@ -1550,8 +1728,8 @@ static void test_pg_fresh_database(void **state)
 	store_close(s);
 	assert_int_equal(raw_version(f->path), store_pg_latest_version());
 	static const char *const tables[] = {
-		"jobs",      "idempotency_keys", "levels", "level_tags",       "evaluations",
-		"resources", "job_events",       "nodes",  "schema_migrations"
+		"jobs",      "idempotency_keys", "levels", "level_tags",        "evaluations",
+		"resources", "job_events",       "nodes",  "schema_migrations", "evaluation_cache"
 	};
 	for (int i = 0; i < ARRAY_LEN(tables); i++)
 		assert_int_equal(table_exists(f->path, tables[i]), 1);
@@ -1962,17 +2140,19 @@ static void test_pg_batch(void **state)
 }
 
 /* Tests that hold every back end to store.h, run once per back end (main()). */
-#define CONTRACT_TESTS(setup_fn)                                                               \
-	cmocka_unit_test_setup_teardown(test_jobs_insert_get_list, setup_fn, teardown),        \
-		cmocka_unit_test_setup_teardown(test_idempotency, setup_fn, teardown),         \
-		cmocka_unit_test_setup_teardown(test_transitions, setup_fn, teardown),         \
-		cmocka_unit_test_setup_teardown(test_pending_after_crash, setup_fn, teardown), \
-		cmocka_unit_test_setup_teardown(test_levels, setup_fn, teardown),              \
-		cmocka_unit_test_setup_teardown(test_evaluations, setup_fn, teardown),         \
-		cmocka_unit_test_setup_teardown(test_resources, setup_fn, teardown),           \
-		cmocka_unit_test_setup_teardown(test_resource_listing, setup_fn, teardown),    \
-		cmocka_unit_test_setup_teardown(test_readonly_handle, setup_fn, teardown),     \
-		cmocka_unit_test_setup_teardown(test_concurrent_open, setup_fn, teardown),     \
+#define CONTRACT_TESTS(setup_fn)                                                                  \
+	cmocka_unit_test_setup_teardown(test_jobs_insert_get_list, setup_fn, teardown),           \
+		cmocka_unit_test_setup_teardown(test_idempotency, setup_fn, teardown),            \
+		cmocka_unit_test_setup_teardown(test_transitions, setup_fn, teardown),            \
+		cmocka_unit_test_setup_teardown(test_pending_after_crash, setup_fn, teardown),    \
+		cmocka_unit_test_setup_teardown(test_levels, setup_fn, teardown),                 \
+		cmocka_unit_test_setup_teardown(test_evaluations, setup_fn, teardown),            \
+		cmocka_unit_test_setup_teardown(test_evaluation_lru, setup_fn, teardown),         \
+		cmocka_unit_test_setup_teardown(test_evaluation_lru_upgrade, setup_fn, teardown), \
+		cmocka_unit_test_setup_teardown(test_resources, setup_fn, teardown),              \
+		cmocka_unit_test_setup_teardown(test_resource_listing, setup_fn, teardown),       \
+		cmocka_unit_test_setup_teardown(test_readonly_handle, setup_fn, teardown),        \
+		cmocka_unit_test_setup_teardown(test_concurrent_open, setup_fn, teardown),        \
 		cmocka_unit_test_setup_teardown(test_sql_lookalike_values, setup_fn, teardown)
 
 int main(void)

@@ -10,7 +10,12 @@
  * on the worker pool (never on the loop thread), and the after-work
  * callback stores an exact evaluation and answers. Estimates depend on the
  * seed and are kept only in the response cache. The cached document has no
- * stars; the requested star rule is applied per response.
+ * stars; the requested star rule is applied per response. The store's cache
+ * is bounded (--eval-cache-max, least recently used out): a hit read from
+ * the store touches its entry; one served from the response cache in
+ * memory does not (no write per hot request), so an entry in heavy use
+ * there may leave the store and be computed again once the response cache
+ * drops it too.
  * GET .../{sequence}.svg takes the same path and answers the evaluation's
  * picture (lat_evaluation_svg: the histogram with the star bands), cached
  * as a response of its own.
@@ -150,7 +155,7 @@ static void eval_work(uv_work_t *w)
 		e->rc = sf_err_set(&e->err, SF_ENOMEM, "out of memory writing the evaluation");
 }
 
-/* The store thread's write of a new evaluation into the cache. */
+/* The store thread's write of a new evaluation into the cache, or (doc NULL) a touch. */
 typedef struct eval_put {
 	storeq_op op;
 	char lattice[16];
@@ -161,7 +166,9 @@ typedef struct eval_put {
 static void eval_put_run(store *s, storeq_op *op)
 {
 	eval_put *p = (eval_put *)op;
-	op->rc = store_put_evaluation(s, p->lattice, p->seq, p->doc, &op->err);
+	store_evaluation e = { p->lattice, p->seq, p->doc };
+	op->rc = p->doc ? store_put_evaluations(s, &e, 1, &op->err)
+			: store_touch_evaluations(s, &e, 1, &op->err);
 }
 
 static void eval_put_done(storeq_op *op)
@@ -174,19 +181,21 @@ static void eval_put_done(storeq_op *op)
 }
 
 /*
- * Hands the evaluation to the store thread for the cache; the answer does
- * not wait for it (a cache entry lost to a full disk is computed again).
+ * Hands the evaluation `doc` (NULL: the cached one was used, which keeps
+ * it in the bounded cache longer) to the store thread for the cache; the
+ * answer does not wait for it (a cache entry lost to a full disk is
+ * computed again).
  */
-static void eval_store(service *svc, const eval_job *e)
+static void eval_store(service *svc, lat_kind kind, const lat_seq *seq, const char *doc)
 {
 	eval_put *p = calloc(1, sizeof *p);
-	if (!p || !(p->doc = strdup(e->doc))) {
+	if (!p || (doc && !(p->doc = strdup(doc)))) {
 		free(p);
 		log_error("evaluation cache: out of memory");
 		return;
 	}
-	snprintf(p->lattice, sizeof p->lattice, "%s", lat_kind_name(e->kind));
-	lat_seq_format(&e->seq, p->seq);
+	snprintf(p->lattice, sizeof p->lattice, "%s", lat_kind_name(kind));
+	lat_seq_format(seq, p->seq);
 	p->op.run = eval_put_run;
 	p->op.done = eval_put_done;
 	p->op.writes = STOREQ_WRITE;
@@ -203,7 +212,7 @@ static void eval_after(uv_work_t *w, int status)
 		respond_problem(e->req, 500, "internal", "Internal error", NULL, "%s", e->err.msg);
 	} else {
 		if (e->method == LAT_METHOD_EXACT) /* estimates depend on their seed */
-			eval_store(svc, e);
+			eval_store(svc, e->kind, &e->seq, e->doc);
 		char key[EVAL_KEY_SIZE];
 		eval_key(e->kind, &e->seq, e->stars.strategy, e->svg, &e->cfg, e->method, key);
 		answer(svc, e->req, key, e->doc, &e->stars, e->svg);
@@ -249,6 +258,7 @@ static void eval_fetched(service_read *rd)
 	}
 	if (er->doc) {
 		atomic_fetch_add(&ms->cache_hits, 1);
+		eval_store(svc, er->kind, &er->seq, NULL);
 		answer(svc, r, er->key, er->doc, &er->stars, er->svg);
 		free(er->doc);
 		return;

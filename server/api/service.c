@@ -326,13 +326,22 @@ static void readyz(service *svc, http_req *r, const route_match *m)
 		     h);
 }
 
+/* GET /metrics: the job counts and the evaluation cache's read off the loop, then the text. */
+typedef struct metrics_read {
+	service_read rd;
+	int64_t counts[5];
+	int64_t eval_entries, eval_evictions;
+} metrics_read;
+
 /*
  * `text` (metrics_render's, `*len` bytes) and after it the store's
  * families: commits of the store thread (a batch counts once), operations
- * run and waiting per pool (the writer, the read pool), and the fault
- * state as a 0/1 gauge per state. A malloc'ed text and its length, or NULL.
+ * run and waiting per pool (the writer, the read pool), the fault state as
+ * a 0/1 gauge per state, and the evaluation cache's size, bound and
+ * evictions (the database's: every node's on PostgreSQL). A malloc'ed
+ * text and its length, or NULL.
  */
-static char *store_metrics(service *svc, const char *text, size_t *len)
+static char *store_metrics(service *svc, const metrics_read *mr, const char *text, size_t *len)
 {
 	unsigned long commits = 0, wops = 0, rops = 0;
 	storeq_counts(svc->writer, &commits, &wops);
@@ -363,6 +372,22 @@ static char *store_metrics(service *svc, const char *text, size_t *len)
 	for (int i = 0; i < 4 && n > 0 && (size_t)n < sizeof tail; i++)
 		n += snprintf(tail + n, sizeof tail - (size_t)n, "starforge_store_fault{state=\"%s\"} %d\n",
 			      faults[i], fault == i);
+	if (n > 0 && (size_t)n < sizeof tail)
+		n += snprintf(tail + n, sizeof tail - (size_t)n,
+			      "# HELP starforge_evaluation_cache_entries Lattice evaluations the "
+			      "store's cache holds.\n"
+			      "# TYPE starforge_evaluation_cache_entries gauge\n"
+			      "starforge_evaluation_cache_entries %lld\n"
+			      "# HELP starforge_evaluation_cache_max_entries The cache's bound "
+			      "(--eval-cache-max; 0: none).\n"
+			      "# TYPE starforge_evaluation_cache_max_entries gauge\n"
+			      "starforge_evaluation_cache_max_entries %lld\n"
+			      "# HELP starforge_evaluation_cache_evictions_total Entries evicted, "
+			      "least recently used first, to keep the cache within its bound.\n"
+			      "# TYPE starforge_evaluation_cache_evictions_total counter\n"
+			      "starforge_evaluation_cache_evictions_total %lld\n",
+			      (long long)mr->eval_entries, (long long)svc->cfg.eval_cache_max,
+			      (long long)mr->eval_evictions);
 	if (n < 0 || (size_t)n >= sizeof tail)
 		return NULL;
 	char *all = malloc(*len + (size_t)n + 1);
@@ -374,15 +399,13 @@ static char *store_metrics(service *svc, const char *text, size_t *len)
 	return all;
 }
 
-/* GET /metrics: the job counts read off the loop, then the text. */
-typedef struct metrics_read {
-	service_read rd;
-	int64_t counts[5];
-} metrics_read;
-
 static void metrics_fetch(store *s, storeq_op *op)
 {
-	op->rc = store_count_jobs(s, ((metrics_read *)op)->counts, &op->err);
+	metrics_read *mr = (metrics_read *)op;
+	op->rc = store_count_jobs(s, mr->counts, &op->err);
+	if (!op->rc)
+		op->rc =
+			store_evaluation_stats(s, &mr->eval_entries, &mr->eval_evictions, &op->err);
 }
 
 static void metrics_answer(service_read *rd)
@@ -394,7 +417,7 @@ static void metrics_answer(service_read *rd)
 	}
 	size_t len;
 	char *text = metrics_render(rd->svc->metrics, mr->counts, &len);
-	char *all = text ? store_metrics(rd->svc, text, &len) : NULL;
+	char *all = text ? store_metrics(rd->svc, mr, text, &len) : NULL;
 	free(text);
 	if (!all) {
 		respond_problem(rd->r, 500, "internal", "Internal error", NULL, "out of memory");
@@ -670,6 +693,16 @@ int service_start(service *svc, uv_loop_t *loop, const service_config *cfg, sf_e
 	if (!(inline_ckpt && !strcmp(inline_ckpt, "1")) &&
 	    store_checkpoint_in_background(writer, err))
 		log_error("serve: checkpoints stay in the commits: %s", err->msg);
+	/* The evaluation cache's bound, and what is above it now goes. */
+	int64_t evicted = 0;
+	if ((rc = store_limit_evaluations(writer, cfg->eval_cache_max, &evicted, err)) != 0) {
+		store_close(writer);
+		return rc;
+	}
+	if (evicted)
+		log_info("serve: evaluation cache: %lld least recently used entries evicted to "
+			 "the bound of %lld",
+			 (long long)evicted, (long long)cfg->eval_cache_max);
 	svc->schema_version = store_version(writer);
 	svc->schema_latest = store_backend_latest_version(writer);
 	svc->backend = store_backend(writer); /* a literal */

@@ -44,6 +44,7 @@ typedef struct service_config {
 	int job_threads;    /* evaluation threads per job */
 	int read_threads;   /* the read pool's, 0..STOREQ_READERS_MAX (0: reads on the loop) */
 	double eval_budget; /* conformations an evaluation request may cost */
+	int64_t eval_cache_max; /* the store's evaluation cache's bound (0: none) */
 	double estimate_steps; /* flatPERM steps of an estimated one (moves N/5, nodes N/2) */
 	size_t max_body;
 	/* Limits (docs/RELIABILITY.md): a job's wall-clock budget once running,

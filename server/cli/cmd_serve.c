@@ -21,7 +21,7 @@ static const char usage[] =
 	"                       [--job-timeout S]\n"
 	"                       [--max-connections N] [--max-connections-per-ip N]\n"
 	"                       [--connection-timeout S] [--lease-seconds S] [--node NAME]\n"
-	"                       [--read-threads N]\n"
+	"                       [--read-threads N] [--eval-cache-max N]\n"
 	"                       [--token-file PATH [--auth-reads]] [--cors-origin ORIGIN]...\n"
 	"                       [--log-format text|json]\n"
 	"\n"
@@ -81,6 +81,10 @@ static const char usage[] =
 	"                      database reads off the event loop, 0..64\n"
 	"                      (STARFORGE_READ_THREADS; default 4); 0 reads on the\n"
 	"                      loop itself (a benchmark's baseline)\n"
+	"  --eval-cache-max N  evaluations the store's cache keeps at most, 0..1e9, 0\n"
+	"                      for no bound (STARFORGE_EVAL_CACHE_MAX; default 100000:\n"
+	"                      about 55 MB at length 16); past it the least recently\n"
+	"                      used go, also at start when the cache is over it\n"
 	"  --token-file PATH   bearer tokens, one per line, 16..256 printable ASCII\n"
 	"                      characters without spaces; blank lines and # comments\n"
 	"                      are ignored (STARFORGE_TOKEN_FILE; default: none). With\n"
@@ -116,6 +120,7 @@ enum {
 	OPT_LEASE_SECONDS,
 	OPT_NODE,
 	OPT_READ_THREADS,
+	OPT_EVAL_CACHE_MAX,
 	OPT_TOKEN_FILE,
 	OPT_AUTH_READS,
 	OPT_CORS_ORIGIN,
@@ -141,6 +146,7 @@ static const struct {
 	[OPT_LEASE_SECONDS] = { "--lease-seconds", "STARFORGE_LEASE_SECONDS" },
 	[OPT_NODE] = { "--node", "STARFORGE_NODE" },
 	[OPT_READ_THREADS] = { "--read-threads", "STARFORGE_READ_THREADS" },
+	[OPT_EVAL_CACHE_MAX] = { "--eval-cache-max", "STARFORGE_EVAL_CACHE_MAX" },
 	[OPT_TOKEN_FILE] = { "--token-file", "STARFORGE_TOKEN_FILE" },
 	[OPT_AUTH_READS] = { "--auth-reads", "STARFORGE_AUTH_READS" },
 	[OPT_CORS_ORIGIN] = { "--cors-origin", "STARFORGE_CORS_ORIGIN" },
@@ -203,6 +209,7 @@ static const struct {
 	{ OPT_CONNECTION_TIMEOUT, 1, 3600 },
 	{ OPT_LEASE_SECONDS, 1, 3600 },
 	{ OPT_READ_THREADS, 0, 64 },
+	{ OPT_EVAL_CACHE_MAX, 0, 1000000000 },
 };
 #define NINT (sizeof int_options / sizeof int_options[0])
 
@@ -352,6 +359,7 @@ int cli_serve(int argc, char **argv)
 	v[OPT_CONNECTION_TIMEOUT] = 30;
 	v[OPT_LEASE_SECONDS] = 30;
 	v[OPT_READ_THREADS] = 4;
+	v[OPT_EVAL_CACHE_MAX] = 100000;
 	if (int_values(args, v))
 		return CLI_USAGE;
 	cfg.workers = (int)v[OPT_WORKERS];
@@ -363,6 +371,7 @@ int cli_serve(int argc, char **argv)
 	cfg.connection_timeout_s = (unsigned)v[OPT_CONNECTION_TIMEOUT];
 	cfg.lease_ms = (int)v[OPT_LEASE_SECONDS] * 1000;
 	cfg.read_threads = (int)v[OPT_READ_THREADS];
+	cfg.eval_cache_max = v[OPT_EVAL_CACHE_MAX];
 	cfg.eval_budget = 5e8;
 	cfg.estimate_steps = 1e8;
 	cfg.max_body = 64 * 1024;

@@ -9,6 +9,7 @@
 #include "../../core/json_out.h"
 #include "../../core/lattice/lattice_json.h"
 
+/* A new evaluation to store, or (doc NULL) a cached one that was used. */
 typedef struct pending {
 	char lattice[8];
 	char sequence[LAT_MAX_LEN + 1];
@@ -44,6 +45,29 @@ static store *reader_of(evalcache *c)
 	return s;
 }
 
+/* Queues an entry for evalcache_flush(); takes `doc` (NULL: a touch). */
+static void enqueue(evalcache *c, lat_kind kind, const lat_seq *seq, char *doc)
+{
+	pthread_mutex_lock(&c->mu);
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 256;
+		pending *q = realloc(c->queue, cap * sizeof *q);
+		if (!q) {
+			pthread_mutex_unlock(&c->mu);
+			/* Lost to memory pressure: a recomputation, or an early eviction. */
+			free(doc);
+			return;
+		}
+		c->queue = q;
+		c->cap = cap;
+	}
+	pending *p = &c->queue[c->n++];
+	snprintf(p->lattice, sizeof p->lattice, "%s", lat_kind_name(kind));
+	lat_seq_format(seq, p->sequence);
+	p->doc = doc;
+	pthread_mutex_unlock(&c->mu);
+}
+
 static int cache_get(void *ctx, lat_kind kind, const lat_seq *seq, uint64_t hist[LAT_MAX_SCORE + 1])
 {
 	evalcache *c = ctx;
@@ -66,6 +90,8 @@ static int cache_get(void *ctx, lat_kind kind, const lat_seq *seq, uint64_t hist
 		free(doc);
 	}
 	atomic_fetch_add(max >= 0 ? &c->ms->cache_hits : &c->ms->cache_misses, 1);
+	if (max >= 0)
+		enqueue(c, kind, seq, NULL); /* used: the cache keeps it longer */
 	return max;
 }
 
@@ -76,25 +102,8 @@ static void cache_put(void *ctx, const lat_result *res, const lat_seq *seq)
 	json_t *doc = lat_result_json(res, seq);
 	char *text = doc ? sf_json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
-	if (!text)
-		return; /* a cache entry lost to memory pressure costs a recomputation */
-	pthread_mutex_lock(&c->mu);
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 256;
-		pending *q = realloc(c->queue, cap * sizeof *q);
-		if (!q) {
-			pthread_mutex_unlock(&c->mu);
-			free(text);
-			return;
-		}
-		c->queue = q;
-		c->cap = cap;
-	}
-	pending *p = &c->queue[c->n++];
-	snprintf(p->lattice, sizeof p->lattice, "%s", lat_kind_name(res->lattice));
-	lat_seq_format(seq, p->sequence);
-	p->doc = text;
-	pthread_mutex_unlock(&c->mu);
+	if (text) /* else lost to memory pressure: it costs a recomputation */
+		enqueue(c, res->lattice, seq, text);
 }
 
 evalcache *evalcache_new(const char *db_path, metrics_shared *ms)
@@ -132,11 +141,15 @@ const lat_eval_cache *evalcache_iface(evalcache *c)
 	return &c->iface;
 }
 
+/*
+ * Touches the entries the searches used, then stores the new ones (touched
+ * first, so that the new ones' evictions take the least recently used).
+ */
 int evalcache_flush(evalcache *c, store *writer, sf_err *err)
 {
 	pthread_mutex_lock(&c->mu);
 	pending *q = c->queue;
-	size_t n = c->n;
+	size_t n = c->n, nput = 0, ntouch = 0;
 	c->queue = NULL;
 	c->n = c->cap = 0;
 	pthread_mutex_unlock(&c->mu);
@@ -144,10 +157,16 @@ int evalcache_flush(evalcache *c, store *writer, sf_err *err)
 	int rc = 0;
 	if (!ev)
 		rc = sf_err_set(err, SF_ENOMEM, "out of memory writing the evaluation cache");
+	/* The touches, then the puts, each in the order they came. */
 	for (size_t i = 0; ev && i < n; i++)
-		ev[i] = (store_evaluation){ q[i].lattice, q[i].sequence, q[i].doc };
-	if (ev)
-		rc = store_put_evaluations(writer, ev, n, err);
+		ntouch += !q[i].doc;
+	for (size_t i = 0; ev && i < n; i++)
+		ev[q[i].doc ? ntouch + nput++ : i - nput] =
+			(store_evaluation){ q[i].lattice, q[i].sequence, q[i].doc };
+	if (ev && ntouch)
+		rc = store_touch_evaluations(writer, ev, ntouch, err);
+	if (ev && nput && !rc)
+		rc = store_put_evaluations(writer, ev + ntouch, nput, err);
 	for (size_t i = 0; i < n; i++)
 		free(q[i].doc);
 	free(q);

@@ -610,9 +610,51 @@ int store_get_evaluation(store *s, const char *lattice, const char *sequence, ch
 
 int store_put_evaluations(store *s, const store_evaluation *evals, size_t n, sf_err *err)
 {
-	if (!s)
+	if (!s || (n && !evals))
 		return sf_err_set(err, SF_EINVAL, "store_put_evaluations: no store or evaluations");
-	return s->ops->put_evaluations(s, evals, n, err);
+	for (size_t i = 0; i < n; i++)
+		if (!evals[i].lattice || !evals[i].sequence || !evals[i].doc)
+			return sf_err_set(err, SF_EINVAL,
+					  "store_put_evaluations: entry %zu lacks lattice, "
+					  "sequence or doc",
+					  i);
+	return n ? s->ops->put_evaluations(s, evals, n, err) : 0;
+}
+
+int store_touch_evaluations(store *s, const store_evaluation *keys, size_t n, sf_err *err)
+{
+	if (!s || (n && !keys))
+		return sf_err_set(err, SF_EINVAL, "store_touch_evaluations: no store or keys");
+	for (size_t i = 0; i < n; i++)
+		if (!keys[i].lattice || !keys[i].sequence)
+			return sf_err_set(err, SF_EINVAL,
+					  "store_touch_evaluations: entry %zu lacks lattice or "
+					  "sequence",
+					  i);
+	return n ? s->ops->touch_evaluations(s, keys, n, err) : 0;
+}
+
+int store_limit_evaluations(store *s, int64_t max, int64_t *evicted, sf_err *err)
+{
+	if (evicted)
+		*evicted = 0;
+	if (!s || max < 0)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_limit_evaluations: no store, or a negative bound");
+	s->eval_max = max;
+	int64_t n = 0;
+	int rc = max ? s->ops->trim_evaluations(s, &n, err) : 0;
+	if (evicted)
+		*evicted = rc ? 0 : n;
+	return rc;
+}
+
+int store_evaluation_stats(store *s, int64_t *entries, int64_t *evictions, sf_err *err)
+{
+	if (!s || !entries || !evictions)
+		return sf_err_set(err, SF_EINVAL,
+				  "store_evaluation_stats: no store, entries or evictions");
+	return s->ops->evaluation_stats(s, entries, evictions, err);
 }
 
 /* One entry: store_put_evaluations() with n = 1. */

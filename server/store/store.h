@@ -423,7 +423,16 @@ int store_list_levels(store *s, const char *kind, const store_filter *filters, i
 /*
  * The evaluation cache, keyed by (lattice, sequence): the evaluation's JSON
  * text. get sets *doc as store_get_level() does (NULL on a miss, return 0);
- * put stores or replaces the entry.
+ * put stores or replaces the entry, which becomes the most recently used.
+ *
+ * The cache is bounded (store_limit_evaluations()): it is least recently
+ * used first that goes. "Used" is a logical clock kept in the database (the
+ * table evaluation_cache), not a node's time: each entry put or touched
+ * takes the clock's next tick, in the order given, so the order is the
+ * same on every node and every machine. A get is a read and changes
+ * nothing; the caller says which entries it used with
+ * store_touch_evaluations(), in batches if it likes (the service touches
+ * what its hits read, the searches at the end of a job).
  */
 int store_get_evaluation(store *s, const char *lattice, const char *sequence, char **doc,
 			 sf_err *err);
@@ -440,6 +449,30 @@ typedef struct store_evaluation {
  * evaluations cost one commit, not one each. All or nothing.
  */
 int store_put_evaluations(store *s, const store_evaluation *evals, size_t n, sf_err *err);
+
+/*
+ * Marks the entries keys[0..n-1] (their lattice and sequence; doc is not
+ * read) used now, in that order, in one transaction; a key not in the
+ * cache is passed over. All or nothing.
+ */
+int store_touch_evaluations(store *s, const store_evaluation *keys, size_t n, sf_err *err);
+
+/*
+ * Bounds the cache at `max` entries (>= 1; 0 removes the bound, the
+ * default of a new handle) for every later put through this handle, and
+ * evicts the least recently used entries above it now, in one transaction;
+ * *evicted (may be NULL) receives how many. A put that takes the cache past
+ * the bound evicts as many in its own transaction, its own new entries
+ * last. On PostgreSQL the bound is the whole database's: every node should
+ * be given the same one. SF_EINVAL for a negative max.
+ */
+int store_limit_evaluations(store *s, int64_t max, int64_t *evicted, sf_err *err);
+
+/*
+ * The cache's size now and the entries evicted so far, over the database's
+ * life (every node's, on PostgreSQL). A read: fine on a READONLY handle.
+ */
+int store_evaluation_stats(store *s, int64_t *entries, int64_t *evictions, sf_err *err);
 
 /*
  * Uploaded resources (core/kinds.h, sf_resource_kind: racetrack's

@@ -118,6 +118,10 @@ struct store_ops {
 	int (*get_evaluation)(store *s, const char *lattice, const char *sequence, char **doc,
 			      sf_err *err);
 	int (*put_evaluations)(store *s, const store_evaluation *evals, size_t n, sf_err *err);
+	int (*touch_evaluations)(store *s, const store_evaluation *keys, size_t n, sf_err *err);
+	/* store_limit_evaluations() after store.c set s->eval_max: the eviction now. */
+	int (*trim_evaluations)(store *s, int64_t *evicted, sf_err *err);
+	int (*evaluation_stats)(store *s, int64_t *entries, int64_t *evictions, sf_err *err);
 
 	/* Uploaded resources (store.h). */
 	int (*put_resource)(store *s, const char *type, const char *name, const char *format,
@@ -162,7 +166,10 @@ struct store_ops {
  * store_list_levels() (a back end is called with a limit >= 1 only),
  * `state` of store_request_cancel() (never NULL for a back end), and the
  * arguments of store_append_job_events() and store_job_events() (the job
- * id not NULL, n and cap in range, each event's id >= 0 and data UTF-8).
+ * id not NULL, n and cap in range, each event's id >= 0 and data UTF-8),
+ * and the evaluation cache's (a back end's put and touch get n >= 1 entries,
+ * each with its key, and a put each with its doc; trim runs with a bound
+ * >= 1 in s->eval_max; stats gets both outputs).
  *
  * Helpers store.c gives the back ends, for what does not depend on one:
  */
@@ -199,6 +206,8 @@ int store__fault_file_read(const char *path);
 /* The header of every back end's handle: its first member. */
 struct store {
 	const struct store_ops *ops;
+	/* The evaluation cache's bound (store_limit_evaluations()); 0: none. */
+	int64_t eval_max;
 };
 
 #endif

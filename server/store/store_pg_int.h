@@ -145,6 +145,9 @@ int store_pg__list_levels(store *s, const char *kind, const store_filter *filter
 int store_pg__get_evaluation(store *s, const char *lattice, const char *sequence, char **doc,
 			     sf_err *err);
 int store_pg__put_evaluations(store *s, const store_evaluation *evals, size_t n, sf_err *err);
+int store_pg__touch_evaluations(store *s, const store_evaluation *keys, size_t n, sf_err *err);
+int store_pg__trim_evaluations(store *s, int64_t *evicted, sf_err *err);
+int store_pg__evaluation_stats(store *s, int64_t *entries, int64_t *evictions, sf_err *err);
 int store_pg__put_resource(store *s, const char *type, const char *name, const char *format,
 			   const char *body, const char *summary, sf_err *err);
 int store_pg__get_resource(store *s, const char *type, const char *name, char **format, char **body,

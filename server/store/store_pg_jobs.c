@@ -1041,56 +1041,176 @@ int store_pg__get_evaluation(store *s, const char *lattice, const char *sequence
 			params, doc, err);
 }
 
-/*
- * Stores (or replaces) evals[0..n-1] in one statement, so all or nothing:
- * three arrays unnested, of which the last entry of a key that comes twice
- * wins (ON CONFLICT DO UPDATE may not touch a row twice in one statement).
- */
-int store_pg__put_evaluations(store *s, const store_evaluation *evals, size_t n, sf_err *err)
+/* The keys (and, with `docs`, the documents) of evals[0..n-1] as array literals. */
+static int eval_arrays(const store_evaluation *evals, size_t n, int docs, pg_text *lat,
+		       pg_text *seq, pg_text *doc)
 {
-	store_pg *p = (store_pg *)s;
-	if (!p || (n && !evals))
-		return sf_err_set(err, SF_EINVAL, "store_put_evaluations: no store or evaluations");
-	for (size_t i = 0; i < n; i++)
-		if (!evals[i].lattice || !evals[i].sequence || !evals[i].doc)
-			return sf_err_set(err, SF_EINVAL,
-					  "store_put_evaluations: entry %zu lacks lattice, "
-					  "sequence or doc",
-					  i);
-	if (!n)
-		return 0;
-	int rc = store_pg__call_begin(p, CALL_WRITE, err, "store_put_evaluations");
+	store_pg__text_add(lat, "{", 1);
+	store_pg__text_add(seq, "{", 1);
+	store_pg__text_add(doc, "{", 1);
+	for (size_t i = 0; i < n; i++) {
+		store_pg__text_elem(lat, evals[i].lattice);
+		store_pg__text_elem(seq, evals[i].sequence);
+		if (docs)
+			store_pg__text_elem(doc, evals[i].doc);
+	}
+	store_pg__text_add(lat, "}", 1);
+	store_pg__text_add(seq, "}", 1);
+	store_pg__text_add(doc, "}", 1);
+	return lat->oom || seq->oom || doc->oom;
+}
+
+/* Runs `sql` and reads the one number it returns into *value. */
+static int run_i64(store_pg *p, sf_err *err, const char *what, const char *sql, int n,
+		   const char *const *params, int64_t *value)
+{
+	PGresult *res;
+	int rc = store_pg__run(p, &res, NULL, err, what, sql, n, params);
+	if (rc)
+		return rc;
+	if (PQntuples(res) != 1)
+		rc = sf_err_set(err, SF_ESYS, "%s: the evaluation cache's counters are missing",
+				what);
+	else
+		*value = store_pg__col_i64(res, 0, 0);
+	PQclear(res);
+	return rc;
+}
+
+/*
+ * Inside a write call: evicts the least recently used entries above
+ * eval_max, given `entries` now, and counts them; *evicted (may be NULL)
+ * receives how many.
+ */
+static int eval_evict(store_pg *p, int64_t entries, int64_t *evicted, sf_err *err, const char *what)
+{
+	int64_t max = p->base.eval_max, n = max && entries > max ? entries - max : 0, done = 0;
+	char limit[24];
+	snprintf(limit, sizeof limit, "%lld", (long long)n);
+	const char *params[] = { limit };
+	int rc = n ? run_i64(p, err, what,
+			     "WITH d AS (DELETE FROM evaluations WHERE (lattice, sequence) IN "
+			     "(SELECT lattice, sequence FROM evaluations ORDER BY used LIMIT $1) "
+			     "RETURNING 1), c AS (SELECT count(*) AS n FROM d) "
+			     "UPDATE evaluation_cache SET entries = entries - c.n, "
+			     "evictions = evictions + c.n FROM c WHERE one = 1 RETURNING c.n",
+			     1, params, &done)
+		   : 0;
+	if (evicted)
+		*evicted = rc ? 0 : done;
+	return rc;
+}
+
+/*
+ * Puts (or, `touch`, marks used) evals[0..n-1] in one transaction. The
+ * clock's row is updated first, which makes every writer of the cache wait
+ * for the one before (migrations/postgres/0004_evaluation_lru.sql): the
+ * count of new entries read next is then exact. Entry i takes tick
+ * start + i (WITH ORDINALITY counts from 1); of a key that comes twice the
+ * last wins (ON CONFLICT DO UPDATE may not touch a row twice, and an
+ * UPDATE ... FROM would pick any of the two), as on SQLite.
+ */
+static int eval_write_all(store_pg *p, const store_evaluation *evals, size_t n, int touch,
+			  const char *what, sf_err *err)
+{
+	int rc = store_pg__call_begin(p, CALL_WRITE_TX, err, what);
 	if (rc)
 		return rc;
 	pg_text lat = { 0 }, seq = { 0 }, doc = { 0 };
-	store_pg__text_add(&lat, "{", 1);
-	store_pg__text_add(&seq, "{", 1);
-	store_pg__text_add(&doc, "{", 1);
-	for (size_t i = 0; i < n; i++) {
-		store_pg__text_elem(&lat, evals[i].lattice);
-		store_pg__text_elem(&seq, evals[i].sequence);
-		store_pg__text_elem(&doc, evals[i].doc);
-	}
-	store_pg__text_add(&lat, "}", 1);
-	store_pg__text_add(&seq, "}", 1);
-	store_pg__text_add(&doc, "}", 1);
-	if (lat.oom || seq.oom || doc.oom) {
-		rc = sf_err_set(err, SF_ENOMEM, "store_put_evaluations: out of memory");
-	} else {
-		const char *params[] = { lat.s, seq.s, doc.s };
+	char count[24], start[24];
+	int64_t clock = 0, entries = 0;
+	snprintf(count, sizeof count, "%zu", n);
+	const char *tick[] = { count };
+	if (eval_arrays(evals, n, !touch, &lat, &seq, &doc))
+		rc = sf_err_set(err, SF_ENOMEM, "%s: out of memory", what);
+	else
+		rc = run_i64(p, err, what,
+			     "UPDATE evaluation_cache SET clock = clock + $1 WHERE one = 1 "
+			     "RETURNING clock",
+			     1, tick, &clock);
+	snprintf(start, sizeof start, "%lld", (long long)(clock - (int64_t)n));
+	const char *keys[] = { lat.s, seq.s, start }, *put[] = { lat.s, seq.s, doc.s, start };
+	if (!rc && touch)
+		rc = store_pg__run0(p, err, what,
+				    "UPDATE evaluations AS v SET used = $3::bigint + k.i "
+				    "FROM (SELECT l, s, max(i) AS i FROM unnest($1::text[], "
+				    "$2::text[]) WITH ORDINALITY AS u (l, s, i) GROUP BY l, s) "
+				    "AS k WHERE v.lattice = k.l AND v.sequence = k.s",
+				    3, keys);
+	if (!rc && !touch)
+		rc = run_i64(p, err, what,
+			     "UPDATE evaluation_cache SET entries = entries + (SELECT count(*) "
+			     "FROM (SELECT DISTINCT l, s FROM unnest($1::text[], $2::text[]) AS "
+			     "k (l, s)) AS k WHERE NOT EXISTS (SELECT 1 FROM evaluations AS v "
+			     "WHERE v.lattice = k.l AND v.sequence = k.s)) WHERE one = 1 "
+			     "RETURNING entries",
+			     2, keys, &entries);
+	if (!rc && !touch)
 		rc = store_pg__run0(
-			p, err, "store_put_evaluations",
-			"INSERT INTO evaluations (lattice, sequence, doc) "
-			"SELECT DISTINCT ON (l, s) l, s, d FROM unnest($1::text[], $2::text[], "
-			"$3::text[]) WITH ORDINALITY AS e (l, s, d, i) ORDER BY l, s, i DESC "
-			"ON CONFLICT (lattice, sequence) DO UPDATE SET doc = excluded.doc, "
-			"created_ms = excluded.created_ms",
-			3, params);
-	}
+			p, err, what,
+			"INSERT INTO evaluations (lattice, sequence, doc, used) "
+			"SELECT DISTINCT ON (l, s) l, s, d, $4::bigint + i FROM unnest($1::text[], "
+			"$2::text[], $3::text[]) WITH ORDINALITY AS e (l, s, d, i) "
+			"ORDER BY l, s, i DESC ON CONFLICT (lattice, sequence) DO UPDATE SET "
+			"doc = excluded.doc, created_ms = excluded.created_ms, used = "
+			"excluded.used",
+			4, put);
+	if (!rc && !touch)
+		rc = eval_evict(p, entries, NULL, err, what);
 	free(lat.s);
 	free(seq.s);
 	free(doc.s);
-	return store_pg__call_end(p, CALL_WRITE, rc, err, "store_put_evaluations");
+	return store_pg__call_end(p, CALL_WRITE_TX, rc, err, what);
+}
+
+/* Stores (or replaces) evals[0..n-1], all or nothing (store.h). */
+int store_pg__put_evaluations(store *s, const store_evaluation *evals, size_t n, sf_err *err)
+{
+	return eval_write_all((store_pg *)s, evals, n, 0, "store_put_evaluations", err);
+}
+
+int store_pg__touch_evaluations(store *s, const store_evaluation *keys, size_t n, sf_err *err)
+{
+	return eval_write_all((store_pg *)s, keys, n, 1, "store_touch_evaluations", err);
+}
+
+int store_pg__trim_evaluations(store *s, int64_t *evicted, sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	const char *what = "store_limit_evaluations";
+	int rc = store_pg__call_begin(p, CALL_WRITE_TX, err, what);
+	if (rc)
+		return rc;
+	int64_t entries = 0;
+	/* The row's lock first, as every writer of the cache takes it. */
+	rc = run_i64(p, err, what,
+		     "UPDATE evaluation_cache SET clock = clock WHERE one = 1 RETURNING entries", 0,
+		     NULL, &entries);
+	if (!rc)
+		rc = eval_evict(p, entries, evicted, err, what);
+	return store_pg__call_end(p, CALL_WRITE_TX, rc, err, what);
+}
+
+int store_pg__evaluation_stats(store *s, int64_t *entries, int64_t *evictions, sf_err *err)
+{
+	store_pg *p = (store_pg *)s;
+	const char *what = "store_evaluation_stats";
+	int rc = store_pg__call_begin(p, CALL_READ, err, what);
+	if (rc)
+		return rc;
+	PGresult *res = NULL;
+	rc = store_pg__run(p, &res, NULL, err, what,
+			   "SELECT entries, evictions FROM evaluation_cache WHERE one = 1", 0,
+			   NULL);
+	if (!rc && PQntuples(res) != 1)
+		rc = sf_err_set(err, SF_ESYS, "%s: the evaluation cache's counters are missing",
+				what);
+	if (!rc) {
+		*entries = store_pg__col_i64(res, 0, 0);
+		*evictions = store_pg__col_i64(res, 0, 1);
+	}
+	PQclear(res);
+	return store_pg__call_end(p, CALL_READ, rc, err, what);
 }
 
 /* ---- uploaded resources ---- */

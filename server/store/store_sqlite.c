@@ -123,11 +123,12 @@ static const char *const SQL[ST__COUNT] = {
 	[ST_JOB_REQUEUE] = "UPDATE jobs SET " REQUEUE_OR_CANCEL_SET " WHERE id = ?1",
 	[ST_JOB_EXISTS] = "SELECT 1 FROM jobs WHERE id = ?1",
 	/* ?1 owner, ?2 now, ?3 lease_ms; the partial index jobs_queued gives the oldest. */
-	[ST_JOB_CLAIM] = "UPDATE jobs SET state = 'running', attempt = attempt + 1, "
-			 "lease_owner = ?1, lease_until = ?2 + ?3, started_ms = ?2, generation = 0, "
-			 "generations = 0, best = NULL WHERE seq = (SELECT seq FROM jobs "
-			 "WHERE state = 'queued' AND NOT cancel_requested ORDER BY seq LIMIT 1) "
-			 "RETURNING " STORE__JOB_COLS,
+	[ST_JOB_CLAIM] =
+		"UPDATE jobs SET state = 'running', attempt = attempt + 1, "
+		"lease_owner = ?1, lease_until = ?2 + ?3, started_ms = ?2, generation = 0, "
+		"generations = 0, best = NULL WHERE seq = (SELECT seq FROM jobs "
+		"WHERE state = 'queued' AND NOT cancel_requested ORDER BY seq LIMIT 1) "
+		"RETURNING " STORE__JOB_COLS,
 	/* ?1 id, ?2 owner, ?3 attempt (the fence), ?4 now, ?5 lease_ms, then the progress. */
 	[ST_JOB_HEARTBEAT] = "UPDATE jobs SET lease_until = ?4 + ?5, generation = ?6, "
 			     "generations = ?7, best = ?8 WHERE id = ?1 AND state = 'running' "
@@ -138,7 +139,8 @@ static const char *const SQL[ST__COUNT] = {
 			  "LIMIT ?3) RETURNING id, state, attempt, lost, kind, seed",
 	/* ?1 id, ?2 now: queued -> cancelled, running -> cancel_requested. */
 	[ST_JOB_REQUEST_CANCEL] =
-		"UPDATE jobs SET state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state END, "
+		"UPDATE jobs SET state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state "
+		"END, "
 		"finished_ms = CASE WHEN state = 'queued' THEN ?2 ELSE finished_ms END, "
 		"cancel_requested = CASE WHEN state = 'running' THEN 1 ELSE cancel_requested END "
 		"WHERE id = ?1 AND state IN ('queued', 'running') RETURNING state",
@@ -160,9 +162,19 @@ static const char *const SQL[ST__COUNT] = {
 			  "VALUES (?1, ?2, ?3, ?4)",
 	[ST_LEVEL_GET] = "SELECT doc FROM levels WHERE id = ?1",
 	[ST_EVAL_GET] = "SELECT doc FROM evaluations WHERE lattice = ?1 AND sequence = ?2",
-	[ST_EVAL_PUT] = "INSERT INTO evaluations (lattice, sequence, doc, created_ms) "
-			"VALUES (?1, ?2, ?3, ?4) ON CONFLICT (lattice, sequence) "
-			"DO UPDATE SET doc = excluded.doc, created_ms = excluded.created_ms",
+	/* A put is ST_EVAL_REPLACE, then ST_EVAL_PUT when it changed no row
+	 * (so the store counts its new entries); ?5 is the entry's tick. */
+	[ST_EVAL_PUT] = "INSERT INTO evaluations (lattice, sequence, doc, created_ms, used) "
+			"VALUES (?1, ?2, ?3, ?4, ?5)",
+	[ST_EVAL_REPLACE] = "UPDATE evaluations SET doc = ?3, created_ms = ?4, used = ?5 "
+			    "WHERE lattice = ?1 AND sequence = ?2",
+	[ST_EVAL_TOUCH] = "UPDATE evaluations SET used = ?3 WHERE lattice = ?1 AND sequence = ?2",
+	[ST_EVAL_STATS] = "SELECT entries, evictions, clock FROM evaluation_cache WHERE one = 1",
+	[ST_EVAL_COUNT] = "UPDATE evaluation_cache SET entries = entries + ?1, "
+			  "evictions = evictions + ?2, clock = clock + ?3 WHERE one = 1",
+	/* ?1 how many; the index evaluations_used gives the least recently used. */
+	[ST_EVAL_EVICT] = "DELETE FROM evaluations WHERE rowid IN "
+			  "(SELECT rowid FROM evaluations ORDER BY used LIMIT ?1)",
 	/* A name is taken for good: the first upload wins, a second changes nothing. */
 	[ST_RES_PUT] = "INSERT INTO resources (type, name, format, body, summary, created) "
 		       "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (type, name) DO NOTHING",
@@ -581,45 +593,177 @@ static int store_sqlite_get_evaluation(store *base, const char *lattice, const c
 	return rc;
 }
 
+/* Reads the cache's counters (evaluation_cache's one row). */
+static int eval_stats(sq_store *s, int64_t *entries, int64_t *evictions, int64_t *clock,
+		      sf_err *err, const char *what)
+{
+	sqlite3_stmt *st;
+	int rc = store__prep(s, ST_EVAL_STATS, &st, err);
+	if (rc)
+		return rc;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*entries = sqlite3_column_int64(st, 0);
+		*evictions = sqlite3_column_int64(st, 1);
+		*clock = sqlite3_column_int64(st, 2);
+		rc = 0;
+	} else {
+		rc = store__db_err(s, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, err,
+				   "%s: the evaluation cache's counters", what);
+	}
+	store__done(st);
+	return rc;
+}
+
+/* Adds to the counters: entries (may be negative), evictions, ticks of the clock. */
+static int eval_count(sq_store *s, int64_t entries, int64_t evictions, int64_t ticks, sf_err *err,
+		      const char *what)
+{
+	sqlite3_stmt *st;
+	int rc = store__prep(s, ST_EVAL_COUNT, &st, err);
+	if (rc)
+		return rc;
+	if (sqlite3_bind_int64(st, 1, entries) || sqlite3_bind_int64(st, 2, evictions) ||
+	    sqlite3_bind_int64(st, 3, ticks)) {
+		rc = store__bind_err(s, err, what);
+		store__done(st);
+		return rc;
+	}
+	return store__step_write(s, st, err, what);
+}
+
+/*
+ * Inside a write transaction: evicts the least recently used entries above
+ * s->base.eval_max, given `entries` now, and counts them. *evicted (may be
+ * NULL) receives how many.
+ */
+static int eval_evict(sq_store *s, int64_t entries, int64_t *evicted, sf_err *err, const char *what)
+{
+	int64_t max = s->base.eval_max, n = max && entries > max ? entries - max : 0;
+	if (evicted)
+		*evicted = 0;
+	if (!n)
+		return 0;
+	sqlite3_stmt *st;
+	int rc = store__prep(s, ST_EVAL_EVICT, &st, err);
+	if (rc)
+		return rc;
+	if (sqlite3_bind_int64(st, 1, n)) {
+		rc = store__bind_err(s, err, what);
+		store__done(st);
+		return rc;
+	}
+	if ((rc = store__step_write(s, st, err, what)) != 0)
+		return rc;
+	n = sqlite3_changes64(s->db);
+	if (evicted)
+		*evicted = n;
+	return eval_count(s, -n, n, 0, err, what);
+}
+
+/*
+ * Writes entry `e` as used at `tick`: the existing row replaced, or a new
+ * one inserted (*added set). `touch`: only the tick, and no insert.
+ */
+static int eval_write(sq_store *s, const store_evaluation *e, int touch, int64_t now, int64_t tick,
+		      int *added, sf_err *err, const char *what)
+{
+	*added = 0;
+	sqlite3_stmt *st;
+	int rc = store__prep(s, touch ? ST_EVAL_TOUCH : ST_EVAL_REPLACE, &st, err);
+	if (rc)
+		return rc;
+	int bad = store__bind_text(st, 1, e->lattice) || store__bind_text(st, 2, e->sequence);
+	if (touch)
+		bad = bad || sqlite3_bind_int64(st, 3, tick);
+	else
+		bad = bad || store__bind_text(st, 3, e->doc) || sqlite3_bind_int64(st, 4, now) ||
+		      sqlite3_bind_int64(st, 5, tick);
+	if (bad) {
+		rc = store__bind_err(s, err, what);
+		store__done(st);
+		return rc;
+	}
+	if ((rc = store__step_write(s, st, err, what)) != 0 || touch ||
+	    sqlite3_changes64(s->db) > 0)
+		return rc;
+	if ((rc = store__prep(s, ST_EVAL_PUT, &st, err)) != 0)
+		return rc;
+	if (store__bind_text(st, 1, e->lattice) || store__bind_text(st, 2, e->sequence) ||
+	    store__bind_text(st, 3, e->doc) || sqlite3_bind_int64(st, 4, now) ||
+	    sqlite3_bind_int64(st, 5, tick)) {
+		rc = store__bind_err(s, err, what);
+		store__done(st);
+		return rc;
+	}
+	if ((rc = store__step_write(s, st, err, what)) == 0)
+		*added = 1;
+	return rc;
+}
+
+/*
+ * Puts (or, `touch`, marks used) evals[0..n-1] in one transaction: each
+ * takes the clock's next tick; then the entries above the bound go.
+ * Fails (nothing written) on a READONLY handle.
+ */
+static int eval_write_all(sq_store *s, const store_evaluation *evals, size_t n, int touch,
+			  const char *what, sf_err *err)
+{
+	int rc = store__begin(s, err, what);
+	if (rc)
+		return rc;
+	int64_t entries, evictions, clock, now = store__now_ms(), added = 0;
+	if ((rc = eval_stats(s, &entries, &evictions, &clock, err, what)) != 0)
+		return store__fail(s, rc);
+	for (size_t i = 0; i < n; i++) {
+		int one;
+		if ((rc = eval_write(s, &evals[i], touch, now, clock + 1 + (int64_t)i, &one, err,
+				     what)))
+			return store__fail(s, rc);
+		added += one;
+	}
+	if ((rc = eval_count(s, added, 0, (int64_t)n, err, what)) != 0 ||
+	    (rc = eval_evict(s, entries + added, NULL, err, what)) != 0)
+		return store__fail(s, rc);
+	return store__commit(s, err, what);
+}
+
 /*
  * Stores `doc` as the evaluation of (lattice, sequence), replacing an
- * earlier entry, in one committed transaction. Fails (nothing written) on
- * a READONLY handle.
+ * earlier entry, in one committed transaction (store.h).
  */
 static int store_sqlite_put_evaluations(store *base, const store_evaluation *evals, size_t n,
 					sf_err *err)
 {
+	return eval_write_all((sq_store *)base, evals, n, 0, "store_put_evaluations", err);
+}
+
+static int store_sqlite_touch_evaluations(store *base, const store_evaluation *keys, size_t n,
+					  sf_err *err)
+{
+	return eval_write_all((sq_store *)base, keys, n, 1, "store_touch_evaluations", err);
+}
+
+static int store_sqlite_trim_evaluations(store *base, int64_t *evicted, sf_err *err)
+{
 	sq_store *s = (sq_store *)base;
-	if (!s || (n && !evals))
-		return sf_err_set(err, SF_EINVAL, "store_put_evaluations: no store or evaluations");
-	if (!n)
-		return 0;
-	int rc = store__begin(s, err, "store_put_evaluations");
+	const char *what = "store_limit_evaluations";
+	int rc = store__begin(s, err, what);
 	if (rc)
 		return rc;
-	int64_t now = store__now_ms();
-	for (size_t i = 0; i < n; i++) {
-		const store_evaluation *e = &evals[i];
-		if (!e->lattice || !e->sequence || !e->doc) {
-			sf_err_set(err, SF_EINVAL,
-				   "store_put_evaluations: entry %zu lacks lattice, "
-				   "sequence or doc",
-				   i);
-			return store__fail(s, SF_EINVAL);
-		}
-		sqlite3_stmt *st;
-		if ((rc = store__prep(s, ST_EVAL_PUT, &st, err)) != 0)
-			return store__fail(s, rc);
-		if (store__bind_text(st, 1, e->lattice) || store__bind_text(st, 2, e->sequence) ||
-		    store__bind_text(st, 3, e->doc) || sqlite3_bind_int64(st, 4, now)) {
-			rc = store__bind_err(s, err, "store_put_evaluations");
-			store__done(st);
-			return store__fail(s, rc);
-		}
-		if ((rc = store__step_write(s, st, err, "store_put_evaluations")) != 0)
-			return store__fail(s, rc);
-	}
-	return store__commit(s, err, "store_put_evaluations");
+	int64_t entries, evictions, clock;
+	if ((rc = eval_stats(s, &entries, &evictions, &clock, err, what)) != 0 ||
+	    (rc = eval_evict(s, entries, evicted, err, what)) != 0)
+		return store__fail(s, rc);
+	return store__commit(s, err, what);
+}
+
+static int store_sqlite_evaluation_stats(store *base, int64_t *entries, int64_t *evictions,
+					 sf_err *err)
+{
+	int64_t clock;
+	return eval_stats((sq_store *)base, entries, evictions, &clock, err,
+			  "store_evaluation_stats");
 }
 
 /* ---- batches (store.h, store_batch_begin()) ---- */
@@ -710,6 +854,9 @@ const struct store_ops store_sqlite_ops = {
 	.list_levels = store_sqlite_list_levels,
 	.get_evaluation = store_sqlite_get_evaluation,
 	.put_evaluations = store_sqlite_put_evaluations,
+	.touch_evaluations = store_sqlite_touch_evaluations,
+	.trim_evaluations = store_sqlite_trim_evaluations,
+	.evaluation_stats = store_sqlite_evaluation_stats,
 	.put_resource = store_sqlite_put_resource,
 	.get_resource = store_sqlite_get_resource,
 	.list_resources = store_sqlite_list_resources,

@@ -222,6 +222,7 @@ describe('configuration errors', () => {
     ['MAX_CONNECTIONS_PER_IP', '--max-connections-per-ip', '-1', /is not an integer in 0\.\.100000/],
     ['CONNECTION_TIMEOUT', '--connection-timeout', '3601', /is not an integer in 1\.\.3600/],
     ['READ_THREADS', '--read-threads', '65', /is not an integer in 0\.\.64/],
+    ['EVAL_CACHE_MAX', '--eval-cache-max', '-1', /is not an integer in 0\.\.1000000000/],
     ['LISTEN', '--listen', 'localhost', /: not HOST:PORT/],
   ];
   const quote = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,7 +1,8 @@
 // evaluations.test.mjs - GET /v1/evaluations/{lattice}/{sequence}: the
 // enumeration runs once and is cached in the database (a second request is a
 // cache hit in /metrics and no new enumeration, also after a restart), 400
-// for a bad lattice, sequence or star rule, 422 over the work budget.
+// for a bad lattice, sequence or star rule, 422 over the work budget; the
+// cache is bounded by --eval-cache-max and evicts the least recently used.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
@@ -13,6 +14,7 @@ import {
   startServer,
   stopAndClean,
   stopServer,
+  waitFor,
 } from './harness.mjs';
 
 const SEQ = 'HPHPPHHPHH';
@@ -135,5 +137,96 @@ test('an exact evaluation over the work budget is a 422 problem, and costs nothi
     assertValid('evaluation', ok.body);
   } finally {
     await stopAndClean(small);
+  }
+});
+
+test('the cache keeps at most --eval-cache-max entries, the least recently used go first', async () => {
+  // Six sequences; only the store's cache counts here, so every step that
+  // must read the store runs on a restarted server (the response cache in
+  // memory starts empty). A put is written after the answer: wait for it.
+  const seqs = ['HPHPPHHP', 'HHPPHPHP', 'PHHPPHHP', 'HPPHHPPH', 'HHHPPPHH', 'PPHHPHHP'];
+  const at = (s) => `/v1/evaluations/square/${s}`;
+  const cache = async (srv) => {
+    const m = await metrics(srv);
+    return {
+      entries: m.get('starforge_evaluation_cache_entries'),
+      evictions: m.get('starforge_evaluation_cache_evictions_total'),
+      max: m.get('starforge_evaluation_cache_max_entries'),
+    };
+  };
+  const settle = (srv, want) =>
+    waitFor(async () => JSON.stringify(await cache(srv)) === JSON.stringify(want), {
+      what: `cache ${JSON.stringify(want)}`,
+    });
+  /** One request; whether the store's cache answered it (a hit) or not. */
+  const hit = async (srv, s) => {
+    const m0 = await metrics(srv);
+    const res = await request(srv, at(s));
+    assert.equal(res.status, 200, res.text);
+    return delta(m0, await metrics(srv)).hits === 1;
+  };
+  const args = (max) => ['--workers', '1', '--eval-cache-max', String(max)];
+
+  let srv = await startServer({ args: args(4) });
+  const { dir, db } = srv;
+  try {
+    for (const s of seqs.slice(0, 4)) assert.equal(await hit(srv, s), false, s);
+    await settle(srv, { entries: 4, evictions: 0, max: 4 });
+
+    // seqs[0] read from the store becomes the most recently used, so two
+    // new entries push out seqs[1] and seqs[2], not seqs[0].
+    await stopServer(srv);
+    srv = await startServer({ db, args: args(4) });
+    assert.equal(await hit(srv, seqs[0]), true);
+    assert.equal(await hit(srv, seqs[4]), false);
+    await settle(srv, { entries: 4, evictions: 1, max: 4 }); // seqs[4]'s put, written
+    assert.equal(await hit(srv, seqs[5]), false);
+    await settle(srv, { entries: 4, evictions: 2, max: 4 });
+
+    await stopServer(srv);
+    srv = await startServer({ db, args: args(4) });
+    const kept = [];
+    for (const s of [seqs[0], seqs[3], seqs[4], seqs[5]]) kept.push(await hit(srv, s));
+    assert.deepEqual(kept, [true, true, true, true]);
+    assert.equal(await hit(srv, seqs[1]), false); // evicted: computed again, and back in
+
+    // A lower bound at start evicts down to it, and says so. The order of
+    // use is now seqs 0, 3, 4, 5, 1: the last two stay.
+    await settle(srv, { entries: 4, evictions: 3, max: 4 });
+    await stopServer(srv);
+    srv = await startServer({ db, args: args(2) });
+    assert.match(srv.log, /evaluation cache: 2 least recently used entries evicted to the bound of 2/);
+    assert.deepEqual(await cache(srv), { entries: 2, evictions: 5, max: 2 });
+    await stopServer(srv);
+    srv = await startServer({ db, args: args(2) });
+    assert.equal(await hit(srv, seqs[5]), true);
+    assert.equal(await hit(srv, seqs[1]), true);
+    assert.equal(await hit(srv, seqs[4]), false);
+  } finally {
+    srv.dir = dir;
+    await stopAndClean(srv);
+  }
+});
+
+test('a flood of new sequences from anonymous reads leaves the cache at its bound', async () => {
+  // Issue 18's probe: one client asking for a new sequence each time, about
+  // 1 000 rows a second. 200 distinct length-10 sequences, 4 at a time (the
+  // limit of evaluations running at once with one worker).
+  const srv = await startServer({ args: ['--workers', '1', '--eval-cache-max', '20'] });
+  try {
+    const seqs = [];
+    for (let i = 0; seqs.length < 200; i += 5) seqs.push(i.toString(2).padStart(10, '0').replace(/0/g, 'P').replace(/1/g, 'H'));
+    for (let i = 0; i < seqs.length; i += 4) {
+      const answers = await Promise.all(seqs.slice(i, i + 4).map((s) => request(srv, `/v1/evaluations/square/${s}`)));
+      for (const res of answers) assert.equal(res.status, 200, res.text);
+    }
+    await waitFor(async () => (await metrics(srv)).get('starforge_evaluation_cache_evictions_total') === 180, {
+      what: '180 evictions',
+    });
+    const m = await metrics(srv);
+    assert.equal(m.get('starforge_evaluation_cache_entries'), 20);
+    assert.equal(m.get(MISSES), 200);
+  } finally {
+    await stopAndClean(srv);
   }
 });

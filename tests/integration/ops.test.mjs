@@ -66,6 +66,9 @@ const FAMILIES = {
   starforge_store_operations_total: 'counter',
   starforge_store_pending: 'gauge',
   starforge_store_fault: 'gauge',
+  starforge_evaluation_cache_entries: 'gauge',
+  starforge_evaluation_cache_max_entries: 'gauge',
+  starforge_evaluation_cache_evictions_total: 'counter',
   ...PROCESS_FAMILIES,
 };
 
@@ -91,6 +94,9 @@ test('/metrics is Prometheus text with every family', async () => {
   }
   for (const c of ['starforge_evaluation_cache_hits_total', 'starforge_evaluation_cache_misses_total', 'starforge_enumerations_total'])
     assert.equal(samples.get(c), 0, c);
+  assert.equal(samples.get('starforge_evaluation_cache_entries'), 0);
+  assert.equal(samples.get('starforge_evaluation_cache_evictions_total'), 0);
+  assert.equal(samples.get('starforge_evaluation_cache_max_entries'), 100000); // the default
 });
 
 test('GET /openapi.yaml and /openapi.json return the bundle built from openapi.yaml and schema/', async () => {
