@@ -334,10 +334,16 @@ try {
     if (fs.existsSync(db)) {
       const check = sql('PRAGMA integrity_check').map((r) => r[0]).join(' ');
       if (check !== 'ok') anomaly(`integrity_check after kill ${k}: ${check}`);
-      const counts = Object.fromEntries(sql("SELECT state, count(*) FROM jobs GROUP BY state").map(([s, n]) => [s, Number(n)]));
-      fig.runningAtKill += counts.running || 0;
-      fig.queuedAtKill += counts.queued || 0;
-      state = `integrity ${check}, running ${counts.running || 0}, queued ${counts.queued || 0}`;
+      // A kill in the first start can land after SQLite made the file and
+      // before the first migration committed: no table yet, nothing lost.
+      if (sql("SELECT count(*) FROM sqlite_master WHERE name = 'jobs'")[0][0] === '0') {
+        state = `integrity ${check}, no schema yet`;
+      } else {
+        const counts = Object.fromEntries(sql('SELECT state, count(*) FROM jobs GROUP BY state').map(([s, n]) => [s, Number(n)]));
+        fig.runningAtKill += counts.running || 0;
+        fig.queuedAtKill += counts.queued || 0;
+        state = `integrity ${check}, running ${counts.running || 0}, queued ${counts.queued || 0}`;
+      }
     }
     perKill.push(`kill ${String(k).padStart(2)} at ${delay.toFixed(0).padStart(4)} ms${early ? ' after spawn' : ' after listening'}${burst ? ' (burst)' : ''}${full ? ` (disk full from ${fullAt.toFixed(0)} ms)` : ''}: ${state}`);
     console.log(perKill.at(-1));
@@ -450,8 +456,10 @@ try {
   for (const log of logs) {
     if (!fs.existsSync(log)) continue;
     for (const line of fs.readFileSync(log, 'utf8').split('\n')) {
-      const m = /^job (job_[0-9a-f]{32}) (queued|running|succeeded|failed|cancelled|requeued|waiting) /.exec(line);
+      // A text log line: the UTC timestamp, then "job ID TRANSITION ...".
+      const m = /^\d{4}-\d\d-\d\dT[\d:.]+Z job (job_[0-9a-f]{32}) (queued|running|succeeded|failed|cancelled|requeued|waiting) /.exec(line);
       if (!m) continue;
+      dbFig.transitions = (dbFig.transitions || 0) + 1;
       if (!history.has(m[1])) history.set(m[1], []);
       history.get(m[1]).push(m[2]);
     }
@@ -468,6 +476,8 @@ try {
     if (runs > 1) reruns++;
   }
   dbFig.reruns = reruns;
+  // No transition read would leave every check above silently passing.
+  if (!dbFig.transitions && jobs.size) anomaly('no job transition found in the logs: has the log line format changed?');
 } catch (err) {
   anomaly(`the checks failed: ${err.stack || err}`);
 }

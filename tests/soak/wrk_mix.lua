@@ -1,7 +1,12 @@
 -- wrk_mix.lua - the request mix of tests/soak/wrk_soak.sh: what a level
 -- service sees from game clients, designers and dashboards at once.
 --
---   60 %  GET /v1/levels/{id}          a level (game clients)
+--   55 %  GET /v1/levels/{id}          a level (game clients)
+--    5 %  GET /v1/evaluations/square/S an anonymous evaluation of a random
+--                                      length-12 sequence (4 096 of them, so
+--                                      most are new to a small bounded cache:
+--                                      issue 18's flood); past the evaluations
+--                                      running at once, a deliberate 429
 --    5 %  GET /v1/levels/{id}.svg      its picture
 --    5 %  GET /v1/levels?kind=...      a listing page
 --   20 %  GET /v1/jobs/{id}            a status poll: a seeded job, or one
@@ -55,10 +60,18 @@ local function submission()
   return wrk.format("POST", "/v1/jobs", json, body)
 end
 
+local function evaluation()
+  local s = {}
+  for i = 1, 12 do s[i] = math.random() < 0.5 and "H" or "P" end
+  return wrk.format("GET", "/v1/evaluations/square/" .. table.concat(s))
+end
+
 function request()
   local r = math.random()
-  if r < 0.60 then
+  if r < 0.55 then
     return wrk.format("GET", "/v1/levels/" .. levels[math.random(#levels)])
+  elseif r < 0.60 then
+    return evaluation()
   elseif r < 0.65 then
     return wrk.format("GET", "/v1/levels/" .. levels[math.random(#levels)] .. ".svg")
   elseif r < 0.70 then

@@ -8,18 +8,23 @@
 # /proc/PID/status) and its queue (GET /metrics) every two seconds; and
 # passes only when
 #
-#   - no request failed but the deliberate 429s of a full queue (every other
-#     status, and every socket error or timeout, counts as an error);
+#   - no request failed but the deliberate 429s of a full queue or of too
+#     many evaluations at once (every other status, and every socket error
+#     or timeout, counts as an error);
 #   - memory stayed flat: the peak RSS (VmHWM) at the end is within 10 % of
 #     the peak right after the warm-up;
 #   - the queue stayed bounded: no sample saw more than --max-queue jobs
 #     queued;
+#   - the evaluation cache stayed bounded: at the end it holds at most
+#     --eval-cache-max entries and has evicted some (the mix asks for more
+#     distinct sequences than it keeps);
 #   - the server still answers /healthz and stops with exit status 0.
 #
 #   SOAK_SECONDS=300    load in all, split evenly over the three phases
 #                       (shorten for a dry run: SOAK_SECONDS=15 SOAK_WARMUP=5)
 #   SOAK_WARMUP=30      seconds of warm-up load at 256 connections, not counted
 #   SOAK_MAX_QUEUE=64   the server's --max-queue
+#   SOAK_EVAL_CACHE_MAX=1000  the server's --eval-cache-max
 #   SOAK_WRK_THREADS=2  wrk's threads
 #   STARFORGE_BIN       the binary (default build/starforge)
 #
@@ -32,6 +37,7 @@ BIN=${STARFORGE_BIN:-build/starforge}
 SECS=${SOAK_SECONDS:-300}
 WARMUP=${SOAK_WARMUP:-30}
 MAX_QUEUE=${SOAK_MAX_QUEUE:-64}
+EVAL_CACHE_MAX=${SOAK_EVAL_CACHE_MAX:-1000}
 WRK_THREADS=${SOAK_WRK_THREADS:-2}
 PHASES="64 128 256"
 OUT_DIR=build/soak
@@ -56,7 +62,8 @@ trap cleanup EXIT INT TERM
 
 # ---- the server ----
 
-"$BIN" serve --listen 127.0.0.1:0 --db "$tmp/soak.db" --max-queue "$MAX_QUEUE" 2>"$tmp/serve.log" &
+"$BIN" serve --listen 127.0.0.1:0 --db "$tmp/soak.db" --max-queue "$MAX_QUEUE" \
+	--eval-cache-max "$EVAL_CACHE_MAX" 2>"$tmp/serve.log" &
 pid=$!
 port=""
 for _ in $(seq 1 100); do
@@ -150,9 +157,10 @@ fail=0
 {
 	echo "wrk soak of starforge serve, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "machine: $(nproc) CPUs ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)), $(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
-	echo "server: $BIN serve --max-queue $MAX_QUEUE (workers $workers, the other options their defaults)"
+	echo "server: $BIN serve --max-queue $MAX_QUEUE --eval-cache-max $EVAL_CACHE_MAX (workers $workers, the other options their defaults)"
 	echo "load: wrk $WRK_THREADS threads, keep-alive, --timeout 10s, tests/soak/wrk_mix.lua over $nlevels levels"
-	echo "      (60 % level reads, 5 % pictures, 5 % listings, 20 % status polls, 10 % job submissions)"
+	echo "      (55 % level reads, 5 % evaluations of random length-12 sequences, 5 % pictures, 5 % listings,"
+	echo "      20 % status polls, 10 % job submissions)"
 	echo "warm-up: ${WARMUP}s at 256 connections (not counted); then ${per}s each at $PHASES connections"
 	echo
 	printf '%-12s %9s %9s %9s %9s %9s %9s %8s %8s %7s\n' phase requests req/s p50_ms p99_ms max_ms 2xx 429 errors ok
@@ -197,6 +205,13 @@ fail=0
 	echo "queue: at most $maxq jobs queued in $nsamples samples of GET /metrics (bound $MAX_QUEUE): $bounded" \
 		"($failed_samples samples failed)"
 	[ "$failed_samples" -eq 0 ] || fail=1
+	entries=$(metric starforge_evaluation_cache_entries "$final_metrics")
+	evictions=$(metric starforge_evaluation_cache_evictions_total "$final_metrics")
+	cached=yes
+	[ -n "$entries" ] && [ "$entries" -le "$EVAL_CACHE_MAX" ] && [ "${evictions:-0}" -gt 0 ] ||
+		{ cached=NO; fail=1; }
+	echo "evaluation cache at the end: ${entries:-?} entries (bound $EVAL_CACHE_MAX)," \
+		"${evictions:-?} evicted: $cached"
 	echo "jobs at the end: $(printf '%s\n' "$final_metrics" | awk '/^starforge_jobs\{/ {sub(/starforge_jobs\{state="/, ""); sub(/"\}/, ""); printf "%s %s, ", $1, $2}' | sed 's/, $//')"
 	echo "after the load: /healthz $healthz; SIGTERM: exit status $stop_status"
 	[ "$healthz" = 200 ] && [ "$stop_status" -eq 0 ] || fail=1
