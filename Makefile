@@ -71,7 +71,7 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TESTS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BIN := $(BUILD)/starforge
 
-.PHONY: all deps run test bench fuzz fuzz-coverage soak format clean FORCE
+.PHONY: all deps run test bench fuzz fuzz-coverage soak image format clean FORCE
 .DEFAULT_GOAL := all
 
 all: deps
@@ -123,6 +123,12 @@ soak: deps
 	@sh scripts/deps.sh test
 	@$(MAKE) --no-print-directory $(BIN)
 	@for s in tests/soak/*.sh; do STARFORGE_BIN=$(abspath $(BIN)) bash $$s || exit 1; done
+
+# The container image with podman, tagged starforge:$(VERSION) and :latest;
+# where no registry answers, a local debootstrap base first (scripts/image.sh).
+image:
+	@sh scripts/deps.sh image
+	@sh scripts/image.sh $(VERSION)
 
 format:
 	clang-format -i $(CORE_SRC) $(SERVER_SRC) $(wildcard core/*.h core/*/*.h server/*/*.h tests/*.c tests/*.h bench/*.c)

@@ -25,6 +25,11 @@
 #   deps.sh bench    also what `make bench` needs (wrk, curl)
 #   deps.sh fuzz     also what `make fuzz` needs (clang with libFuzzer and
 #                    its sanitizers; llvm for llvm-profdata and llvm-cov)
+#   deps.sh image    what `make image` and tests/image/run.sh need: podman
+#                    (Debian's, with conmon and the CNI plugins its port
+#                    publishing uses), runc (docker/podman/containers.conf
+#                    picks it), buildah, and debootstrap for a local base
+#                    where no registry answers (scripts/image.sh)
 set -eu
 
 PACKAGES="gcc make pkg-config libmicrohttpd-dev libjansson-dev libuv1-dev libsqlite3-dev libcmocka-dev zlib1g-dev libyaml-dev libpq-dev"
@@ -38,9 +43,10 @@ test)
 	;;
 bench) PACKAGES="$PACKAGES wrk curl" ;;
 fuzz) PACKAGES="$PACKAGES clang llvm" ;;
+image) PACKAGES="podman runc buildah debootstrap" ;;
 "") ;;
 *)
-	echo "deps: unknown group '$1' (allowed: test, bench, fuzz)" >&2
+	echo "deps: unknown group '$1' (allowed: test, bench, fuzz, image)" >&2
 	exit 2
 	;;
 esac

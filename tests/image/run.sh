@@ -1,0 +1,176 @@
+#!/bin/sh
+# tests/image/run.sh - the container image, built and run for real (issue
+# 19). .ci/run runs it after `make test`; it needs root and a few minutes.
+#
+#   sh tests/image/run.sh
+#
+# Builds the image with `make image` (podman; a local debootstrap base where
+# no registry answers, scripts/image.sh), then checks, each a failure when
+# it does not hold:
+#   - the runtime stage holds no compiler (gcc, cc, make) and what the image
+#     adds to its base is at most 40 MB;
+#   - the container starts as the non-root user 10001 and answers /healthz
+#     and /readyz over its published port (127.0.0.1, a free port);
+#   - its HEALTHCHECK passes, and fails while the server does not answer
+#     (the process stopped with SIGSTOP from the host);
+#   - a job submitted to the container succeeds;
+#   - after `podman kill -s KILL` and a restart on the same volume, every
+#     accepted job finishes and the levels are still there;
+#   - `podman stop` (SIGTERM) ends it with exit status 0 within 10 s.
+# The figures (build time, image and base sizes, start-to-healthy time, stop
+# time) go to stdout and build/image/figures.txt.
+set -eu
+cd "$(dirname "$0")/../.."
+export CONTAINERS_STORAGE_CONF="${CONTAINERS_STORAGE_CONF:-$PWD/docker/podman/storage.conf}"
+export CONTAINERS_CONF="${CONTAINERS_CONF:-$PWD/docker/podman/containers.conf}"
+OUT=build/image/figures.txt
+NAME=starforge-image-test-$$
+VOLUME=starforge-image-test-$$
+fail=0
+
+say() { echo "image test: $*"; }
+bad() {
+	echo "image test: FAIL: $*"
+	fail=1
+}
+now_ms() { date +%s%3N; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	say "SKIPPED: needs root (podman's storage, port publishing); run it as root"
+	exit 0
+fi
+sh scripts/deps.sh image
+sh scripts/deps.sh test >/dev/null # curl, jq
+
+cleanup() {
+	podman rm -f -t 0 "$NAME" >/dev/null 2>&1 || true
+	podman volume rm -f "$VOLUME" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT INT TERM
+
+# ---- build ----
+t0=$(date +%s)
+make --no-print-directory image
+build_s=$(($(date +%s) - t0))
+version=$(sed -n 's/^VERSION := //p' Makefile)
+image=starforge:$version
+# Sizes are read off the file systems (the bytes of every file, du
+# --apparent-size), both images mounted: with the vfs driver podman's own
+# figure counts a layer's unchanged files too (each vfs layer is a full
+# copy) and says the apt-get layer alone is 95 MB. The image removes
+# nothing of its base, so the difference is what it adds.
+tree_bytes() {
+	dir=$(podman image mount "$1")
+	du -sb --apparent-size "$dir" | cut -f1
+	podman image unmount "$1" >/dev/null
+}
+size=$(tree_bytes "$image")
+base=$(tree_bytes docker.io/library/debian:12-slim)
+added=$((size - base))
+podman_size=$(podman image inspect -f '{{.Size}}' "$image")
+[ "$added" -le $((40 * 1000 * 1000)) ] || bad "the image adds $added bytes to its base, more than 40 MB"
+compilers=$(podman run --rm --entrypoint /bin/sh "$image" -c \
+	'for c in gcc cc c99 make ld as; do command -v "$c"; done; ls /usr/lib/gcc 2>/dev/null; true')
+[ -z "$compilers" ] || bad "the runtime stage holds build tools: $compilers"
+
+# ---- run ----
+podman volume create "$VOLUME" >/dev/null
+healthy_after() { # the time (Unix ms) /healthz first answers 200, or fails after 30 s
+	start=$1
+	while :; do
+		if [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$base_url/healthz")" = 200 ]; then
+			now_ms
+			return 0
+		fi
+		[ $(($(now_ms) - start)) -lt 30000 ] || return 1
+		sleep 0.02
+	done
+}
+# Published on a free port of the host's loopback, which podman picks.
+t=$(now_ms)
+podman run -d --name "$NAME" -p 127.0.0.1::8080 -v "$VOLUME:/data" \
+	-e STARFORGE_WORKERS=2 "$image" >/dev/null
+base_url=http://$(podman port "$NAME" 8080/tcp)
+healthy_at=$(healthy_after "$t") || {
+	podman logs "$NAME" | tail -20
+	bad "not healthy within 30 s"
+	exit 1
+}
+# From `podman run` (which first copies the image: vfs), and from the
+# moment the container's process started.
+healthy_ms=$((healthy_at - t))
+started=$(podman inspect -f '{{.State.StartedAt.UnixMilli}}' "$NAME")
+serve_ms=$((healthy_at - started))
+uid=$(podman exec "$NAME" sed -n 's/^Uid:[[:space:]]*\([0-9]*\).*/\1/p' /proc/1/status)
+[ "$uid" = 10001 ] || bad "the server runs as uid '$uid', not 10001"
+ready=$(curl -s -o /dev/null -w '%{http_code}' "$base_url/readyz")
+[ "$ready" = 200 ] || bad "/readyz answered $ready"
+
+# The HEALTHCHECK: passes now, fails while the server is stopped.
+podman healthcheck run "$NAME" >/dev/null 2>&1 || bad "the HEALTHCHECK failed on a healthy server"
+pid=$(podman inspect -f '{{.State.Pid}}' "$NAME")
+kill -STOP "$pid"
+if podman healthcheck run "$NAME" >/dev/null 2>&1; then bad "the HEALTHCHECK passed while the server was stopped"; fi
+kill -CONT "$pid"
+podman healthcheck run "$NAME" >/dev/null 2>&1 || bad "the HEALTHCHECK failed after the server went on"
+
+# ---- jobs ----
+submit() { # a job's id, from its 202
+	curl -sf -X POST -H 'Content-Type: application/json' -d "$1" "$base_url/v1/jobs" | jq -r .id
+}
+state() { curl -sf "$base_url/v1/jobs/$1" | jq -r .state; }
+wait_final() { # the job's final state, within 120 s
+	i=0
+	while [ $i -lt 1200 ]; do
+		s=$(state "$1" || echo unreachable)
+		case $s in succeeded | failed | cancelled) echo "$s" && return 0 ;; esac
+		i=$((i + 1))
+		sleep 0.1
+	done
+	echo "$s"
+}
+first=$(submit '{"kind":"digger","seed":7,"params":{"difficulty":"easy","count":2}}')
+[ "$(wait_final "$first")" = succeeded ] || bad "job $first did not succeed"
+levels=$(curl -sf "$base_url/v1/jobs/$first" | jq -r '.level_ids[]')
+[ -n "$levels" ] || bad "job $first has no levels"
+
+# Jobs running and queued when the container is killed.
+ids=""
+for seed in 1 2 3 4 5 6; do
+	ids="$ids $(submit "{\"kind\":\"lattice\",\"seed\":$seed,\"params\":{\"length\":16,\"generations\":40}}")"
+done
+sleep 1
+podman kill -s KILL "$NAME" >/dev/null
+podman wait "$NAME" >/dev/null 2>&1 || true
+t=$(now_ms)
+podman start "$NAME" >/dev/null
+restart_at=$(healthy_after "$t") || bad "not healthy within 30 s of the restart"
+restart_ms=$((${restart_at:-$t} - t))
+for id in $ids; do
+	s=$(wait_final "$id")
+	[ "$s" = succeeded ] || bad "job $id accepted before the kill ended '$s'"
+done
+for level in $levels; do
+	code=$(curl -s -o /dev/null -w '%{http_code}' "$base_url/v1/levels/$level")
+	[ "$code" = 200 ] || bad "level $level answered $code after the restart"
+done
+
+# ---- stop ----
+t=$(now_ms)
+podman stop -t 30 "$NAME" >/dev/null
+stop_ms=$(($(now_ms) - t))
+code=$(podman inspect -f '{{.State.ExitCode}}' "$NAME")
+[ "$code" = 0 ] || bad "podman stop: exit status $code"
+[ "$stop_ms" -le 10000 ] || bad "podman stop took $stop_ms ms"
+
+mkdir -p "$(dirname "$OUT")"
+{
+	echo "image $image, $(date -u +%Y-%m-%dT%H:%M:%SZ), podman $(podman version -f '{{.Client.Version}}'), storage $(podman info -f '{{.Store.GraphDriverName}}')"
+	echo "build: ${build_s} s (make image, base present or made included)"
+	echo "size: $size bytes of files; base debian:12-slim $base bytes; added $added bytes (bound 40 MB); podman's figure $podman_size bytes"
+	echo "start to healthy: ${healthy_ms} ms from podman run (${serve_ms} ms from the process's start); after kill -9, podman start to healthy: ${restart_ms} ms"
+	echo "podman stop (SIGTERM): ${stop_ms} ms, exit status $code"
+	echo "jobs: 1 digger job succeeded, 6 lattice jobs across the kill all succeeded; runs as uid $uid"
+} | tee "$OUT"
+if [ "$fail" -eq 0 ]; then say PASS; else say FAIL; fi
+exit "$fail"
