@@ -123,12 +123,11 @@ static const char *const SQL[ST__COUNT] = {
 	[ST_JOB_REQUEUE] = "UPDATE jobs SET " REQUEUE_OR_CANCEL_SET " WHERE id = ?1",
 	[ST_JOB_EXISTS] = "SELECT 1 FROM jobs WHERE id = ?1",
 	/* ?1 owner, ?2 now, ?3 lease_ms; the partial index jobs_queued gives the oldest. */
-	[ST_JOB_CLAIM] =
-		"UPDATE jobs SET state = 'running', attempt = attempt + 1, "
-		"lease_owner = ?1, lease_until = ?2 + ?3, started_ms = ?2, generation = 0, "
-		"generations = 0, best = NULL WHERE seq = (SELECT seq FROM jobs "
-		"WHERE state = 'queued' AND NOT cancel_requested ORDER BY seq LIMIT 1) "
-		"RETURNING " STORE__JOB_COLS,
+	[ST_JOB_CLAIM] = "UPDATE jobs SET state = 'running', attempt = attempt + 1, "
+			 "lease_owner = ?1, lease_until = ?2 + ?3, started_ms = ?2, generation = 0, "
+			 "generations = 0, best = NULL WHERE seq = (SELECT seq FROM jobs "
+			 "WHERE state = 'queued' AND NOT cancel_requested ORDER BY seq LIMIT 1) "
+			 "RETURNING " STORE__JOB_COLS,
 	/* ?1 id, ?2 owner, ?3 attempt (the fence), ?4 now, ?5 lease_ms, then the progress. */
 	[ST_JOB_HEARTBEAT] = "UPDATE jobs SET lease_until = ?4 + ?5, generation = ?6, "
 			     "generations = ?7, best = ?8 WHERE id = ?1 AND state = 'running' "
@@ -139,8 +138,7 @@ static const char *const SQL[ST__COUNT] = {
 			  "LIMIT ?3) RETURNING id, state, attempt, lost, kind, seed",
 	/* ?1 id, ?2 now: queued -> cancelled, running -> cancel_requested. */
 	[ST_JOB_REQUEST_CANCEL] =
-		"UPDATE jobs SET state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state "
-		"END, "
+		"UPDATE jobs SET state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state END, "
 		"finished_ms = CASE WHEN state = 'queued' THEN ?2 ELSE finished_ms END, "
 		"cancel_requested = CASE WHEN state = 'running' THEN 1 ELSE cancel_requested END "
 		"WHERE id = ?1 AND state IN ('queued', 'running') RETURNING state",
