@@ -28,8 +28,10 @@
 #   deps.sh image    what `make image` and tests/image/run.sh need: podman
 #                    (Debian's, with conmon and the CNI plugins its port
 #                    publishing uses), runc (docker/podman/containers.conf
-#                    picks it), buildah, and debootstrap for a local base
-#                    where no registry answers (scripts/image.sh)
+#                    picks it), buildah, debootstrap for a local base
+#                    where no registry answers (scripts/image.sh), and
+#                    podman-compose, which the image test runs
+#                    docker/compose.yaml with
 set -eu
 
 PACKAGES="gcc make pkg-config libmicrohttpd-dev libjansson-dev libuv1-dev libsqlite3-dev libcmocka-dev zlib1g-dev libyaml-dev libpq-dev"
@@ -43,7 +45,7 @@ test)
 	;;
 bench) PACKAGES="$PACKAGES wrk curl" ;;
 fuzz) PACKAGES="$PACKAGES clang llvm" ;;
-image) PACKAGES="podman runc buildah debootstrap" ;;
+image) PACKAGES="podman runc buildah debootstrap podman-compose" ;;
 "") ;;
 *)
 	echo "deps: unknown group '$1' (allowed: test, bench, fuzz, image)" >&2

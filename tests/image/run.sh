@@ -16,7 +16,10 @@
 #   - a job submitted to the container succeeds;
 #   - after `podman kill -s KILL` and a restart on the same volume, every
 #     accepted job finishes and the levels are still there;
-#   - `podman stop` (SIGTERM) ends it with exit status 0 within 10 s.
+#   - `podman stop` (SIGTERM) ends it with exit status 0 within 10 s;
+#   - docker/compose.yaml under podman-compose: the single-node service
+#     healthy on 127.0.0.1:8080 (so that port must be free), read-only root,
+#     no capabilities, a job succeeds, and it stops with exit status 0.
 # The figures (build time, image and base sizes, start-to-healthy time, stop
 # time) go to stdout and build/image/figures.txt.
 set -eu
@@ -42,8 +45,9 @@ fi
 sh scripts/deps.sh image
 sh scripts/deps.sh test >/dev/null # curl, jq
 
+mkdir -p build/image
 cleanup() {
-	podman rm -f -t 0 "$NAME" >/dev/null 2>&1 || true
+	podman rm -f -v -t 0 "$NAME" >/dev/null 2>&1 || true
 	podman volume rm -f "$VOLUME" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT INT TERM
@@ -163,7 +167,44 @@ code=$(podman inspect -f '{{.State.ExitCode}}' "$NAME")
 [ "$code" = 0 ] || bad "podman stop: exit status $code"
 [ "$stop_ms" -le 10000 ] || bad "podman stop took $stop_ms ms"
 
-mkdir -p "$(dirname "$OUT")"
+# ---- compose ----
+# docker/compose.yaml under podman-compose (Debian's): the single-node
+# service from the image just built (--no-build: podman-compose's own build
+# would use the OCI format, which drops the HEALTHCHECK), healthy on the
+# host's loopback port 8080 as the file publishes it, with the file's
+# read-only root and no capabilities; `down` stops it with exit status 0.
+compose() { podman-compose -p "$PROJECT" -f docker/compose.yaml "$@"; }
+PROJECT=starforge-image-test-$$
+compose_ms="?"
+if curl -s -o /dev/null --max-time 1 http://127.0.0.1:8080/; then
+	bad "port 8080 of this machine is taken: docker/compose.yaml publishes the service there"
+else
+	trap 'cleanup; compose down -v >/dev/null 2>&1 || true' EXIT INT TERM
+	t=$(now_ms)
+	if ! compose up -d --no-build >build/image/compose.log 2>&1; then
+		tail -20 build/image/compose.log
+		bad "podman-compose up failed"
+	fi
+	base_url=http://127.0.0.1:8080
+	if at=$(healthy_after "$t"); then
+		compose_ms=$((at - t))
+	else
+		bad "the compose service was not healthy within 30 s"
+	fi
+	cname=$(podman ps -a --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names}}')
+	podman healthcheck run "$cname" >/dev/null 2>&1 || bad "the compose service's health check failed"
+	[ "$(podman inspect -f '{{.HostConfig.ReadonlyRootfs}}' "$cname")" = true ] ||
+		bad "the compose service's root file system is writable"
+	[ "$(podman inspect -f '{{.EffectiveCaps}}' "$cname")" = "[]" ] ||
+		bad "the compose service has capabilities: $(podman inspect -f '{{.EffectiveCaps}}' "$cname")"
+	id=$(submit '{"kind":"digger","seed":3,"params":{"difficulty":"easiest","count":1}}')
+	[ "$(wait_final "$id")" = succeeded ] || bad "a job in the compose service did not succeed"
+	compose stop >>build/image/compose.log 2>&1 || bad "podman-compose stop failed"
+	code=$(podman inspect -f '{{.State.ExitCode}}' "$cname")
+	[ "$code" = 0 ] || bad "the compose service exited with status $code"
+	compose down -v >>build/image/compose.log 2>&1 || bad "podman-compose down failed"
+fi
+
 {
 	echo "image $image, $(date -u +%Y-%m-%dT%H:%M:%SZ), podman $(podman version -f '{{.Client.Version}}'), storage $(podman info -f '{{.Store.GraphDriverName}}')"
 	echo "build: ${build_s} s (make image, base present or made included)"
@@ -171,6 +212,7 @@ mkdir -p "$(dirname "$OUT")"
 	echo "start to healthy: ${healthy_ms} ms from podman run (${serve_ms} ms from the process's start); after kill -9, podman start to healthy: ${restart_ms} ms"
 	echo "podman stop (SIGTERM): ${stop_ms} ms, exit status $code"
 	echo "jobs: 1 digger job succeeded, 6 lattice jobs across the kill all succeeded; runs as uid $uid"
+	echo "docker/compose.yaml under podman-compose: up to healthy ${compose_ms} ms, a job succeeded, down"
 } | tee "$OUT"
 if [ "$fail" -eq 0 ]; then say PASS; else say FAIL; fi
 exit "$fail"
