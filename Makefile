@@ -71,7 +71,7 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TESTS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BIN := $(BUILD)/starforge
 
-.PHONY: all deps run test bench fuzz fuzz-coverage soak image format clean FORCE
+.PHONY: all deps run test bench fuzz fuzz-coverage soak image image-services format clean FORCE
 .DEFAULT_GOAL := all
 
 all: deps
@@ -129,6 +129,13 @@ soak: deps
 image:
 	@sh scripts/deps.sh image
 	@sh scripts/image.sh $(VERSION)
+
+# The other images docker/compose.scale.yaml runs, postgres:15 and nginx:1.22;
+# where no registry answers, made locally from Debian's packages
+# (docker/local/; scripts/image.sh --services). tests/image/run.sh uses it.
+image-services:
+	@sh scripts/deps.sh image
+	@sh scripts/image.sh --services
 
 format:
 	clang-format -i $(CORE_SRC) $(SERVER_SRC) $(wildcard core/*.h core/*/*.h server/*/*.h tests/*.c tests/*.h bench/*.c)

@@ -29,9 +29,14 @@
 #                    (Debian's, with conmon and the CNI plugins its port
 #                    publishing uses), runc (docker/podman/containers.conf
 #                    picks it), buildah, debootstrap for a local base
-#                    where no registry answers (scripts/image.sh), and
+#                    where no registry answers (scripts/image.sh),
 #                    podman-compose, which the image test runs
-#                    docker/compose.yaml with
+#                    docker/compose.yaml and docker/compose.scale.yaml
+#                    with, and the CNI dnsname plugin (with dnsmasq-base):
+#                    podman 4.3 on Debian networks containers with CNI,
+#                    where a compose project's containers find each other
+#                    by name (the nodes `postgres`, nginx `starforge-1`..3)
+#                    only through that plugin
 set -eu
 
 PACKAGES="gcc make pkg-config libmicrohttpd-dev libjansson-dev libuv1-dev libsqlite3-dev libcmocka-dev zlib1g-dev libyaml-dev libpq-dev"
@@ -45,7 +50,7 @@ test)
 	;;
 bench) PACKAGES="$PACKAGES wrk curl" ;;
 fuzz) PACKAGES="$PACKAGES clang llvm" ;;
-image) PACKAGES="podman runc buildah debootstrap podman-compose" ;;
+image) PACKAGES="podman runc buildah debootstrap podman-compose golang-github-containernetworking-plugin-dnsname" ;;
 "") ;;
 *)
 	echo "deps: unknown group '$1' (allowed: test, bench, fuzz, image)" >&2
