@@ -56,70 +56,10 @@ say() { echo "image: $*" >&2; }
 
 [ "$(id -u)" -eq 0 ] || { say "needs root (podman's storage in /var/lib/containers)"; exit 1; }
 
-# ---- the base ----
-ensure_base() {
-	if podman image exists "$BASE"; then
-		say "base $BASE: present"
-	elif podman pull -q "$BASE" >/dev/null 2>&1; then
-		say "base $BASE: pulled from the registry"
-	else
-		say "base $BASE: no registry answered; making it locally with debootstrap (bookworm, minbase, slimmed)"
-		root=$(mktemp -d /var/tmp/starforge-base.XXXXXX)
-		trap 'rm -rf "$root"' EXIT INT TERM
-		debootstrap --variant=minbase bookworm "$root" "$MIRROR" >"$root.log" 2>&1 || {
-			tail -20 "$root.log" >&2
-			say "debootstrap failed (log above)"
-			exit 1
-		}
-		rm -f "$root.log"
-		# What the registry's slim image leaves out (its dpkg excludes), and the
-		# apt lists and caches every Dockerfile removes after apt-get install.
-		cat >"$root/etc/dpkg/dpkg.cfg.d/docker-slim" <<-'EOF'
-			path-exclude /usr/share/doc/*
-			path-include /usr/share/doc/*/copyright
-			path-exclude /usr/share/man/*
-			path-exclude /usr/share/groff/*
-			path-exclude /usr/share/info/*
-			path-exclude /usr/share/locale/*
-			path-exclude /usr/share/lintian/*
-			path-exclude /usr/share/linda/*
-		EOF
-		# The registry image's apt settings (docker-debian-artifacts): no
-		# package caches (80 MB of /var/cache/apt/*.bin after an apt-get
-		# update), no translations, the lists kept compressed, suggestions
-		# not kept by autoremove.
-		cat >"$root/etc/apt/apt.conf.d/docker-clean" <<-'EOF'
-			DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
-			APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
-			Dir::Cache::pkgcache "";
-			Dir::Cache::srcpkgcache "";
-		EOF
-		echo 'Acquire::Languages "none";' >"$root/etc/apt/apt.conf.d/docker-no-languages"
-		printf 'Acquire::GzipIndexes "true";\nAcquire::CompressionTypes::Order:: "gz";\n' \
-			>"$root/etc/apt/apt.conf.d/docker-gzip-indexes"
-		echo 'Apt::AutoRemove::SuggestsImportant "false";' \
-			>"$root/etc/apt/apt.conf.d/docker-autoremove-suggests"
-		find "$root/usr/share/doc" -mindepth 2 ! -name copyright ! -type d -delete
-		find "$root/usr/share/doc" -mindepth 1 -type d -empty -delete
-		rm -rf "$root/usr/share/man" "$root/usr/share/groff" "$root/usr/share/info" \
-			"$root/usr/share/locale" "$root/usr/share/lintian" "$root/usr/share/linda" \
-			"$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/var/cache/apt/archives/*.deb \
-			"$root"/var/log/*.log "$root/var/log/apt" "$root"/tmp/* "$root"/var/tmp/*
-		# The registry's image points apt at the mirror over HTTP the same way.
-		echo "deb $MIRROR bookworm main" >"$root/etc/apt/sources.list"
-		echo "deb $MIRROR bookworm-updates main" >>"$root/etc/apt/sources.list"
-		echo "deb http://deb.debian.org/debian-security bookworm-security main" >>"$root/etc/apt/sources.list"
-		chmod 755 "$root" # mktemp's 0700 would become the image's /
-		tar -C "$root" --numeric-owner -c . | podman import -q \
-			--change 'CMD ["bash"]' - "$BASE" >/dev/null
-		rm -rf "$root"
-		trap - EXIT INT TERM
-		say "base $BASE: made locally, $(podman image inspect -f '{{.Size}}' "$BASE") bytes"
-	fi
-}
-
-# ---- the images compose.scale.yaml runs besides starforge (--services) ----
-service_image() { # NAME DOCKERFILE
+# ---- images taken, pulled or made ----
+# NAME from podman's storage (saying whether this script made it), else
+# pulled from the registry; false when neither, for the caller to make it.
+present_or_pulled() {
 	if podman image exists "$1"; then
 		made=$(podman image inspect -f '{{index .Labels "org.starforge.stand-in"}}' "$1" 2>/dev/null || true)
 		case $made in
@@ -129,13 +69,76 @@ service_image() { # NAME DOCKERFILE
 	elif podman pull -q "$1" >/dev/null 2>&1; then
 		say "$1: pulled from the registry"
 	else
-		say "$1: no registry answered; making it locally from Debian's packages ($2)"
-		ensure_base
-		t=$(date +%s)
-		podman build -q --format docker --isolation "$ISOLATION" -f "$2" \
-			--label "org.starforge.stand-in=$2" -t "$1" docker/local >/dev/null
-		say "$1: made locally in $(($(date +%s) - t)) s, $(podman image inspect -f '{{.Size}}' "$1") bytes"
+		return 1
 	fi
+}
+
+# The base, debian:12-slim.
+ensure_base() {
+	present_or_pulled "$BASE" && return 0
+	say "$BASE: no registry answered; making it locally with debootstrap (bookworm, minbase, slimmed)"
+	root=$(mktemp -d /var/tmp/starforge-base.XXXXXX)
+	trap 'rm -rf "$root"' EXIT INT TERM
+	debootstrap --variant=minbase bookworm "$root" "$MIRROR" >"$root.log" 2>&1 || {
+		tail -20 "$root.log" >&2
+		say "debootstrap failed (log above)"
+		exit 1
+	}
+	rm -f "$root.log"
+	# What the registry's slim image leaves out (its dpkg excludes), and the
+	# apt lists and caches every Dockerfile removes after apt-get install.
+	cat >"$root/etc/dpkg/dpkg.cfg.d/docker-slim" <<-'EOF'
+		path-exclude /usr/share/doc/*
+		path-include /usr/share/doc/*/copyright
+		path-exclude /usr/share/man/*
+		path-exclude /usr/share/groff/*
+		path-exclude /usr/share/info/*
+		path-exclude /usr/share/locale/*
+		path-exclude /usr/share/lintian/*
+		path-exclude /usr/share/linda/*
+	EOF
+	# The registry image's apt settings (docker-debian-artifacts): no
+	# package caches (80 MB of /var/cache/apt/*.bin after an apt-get
+	# update), no translations, the lists kept compressed, suggestions
+	# not kept by autoremove.
+	cat >"$root/etc/apt/apt.conf.d/docker-clean" <<-'EOF'
+		DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+		APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+		Dir::Cache::pkgcache "";
+		Dir::Cache::srcpkgcache "";
+	EOF
+	echo 'Acquire::Languages "none";' >"$root/etc/apt/apt.conf.d/docker-no-languages"
+	printf 'Acquire::GzipIndexes "true";\nAcquire::CompressionTypes::Order:: "gz";\n' \
+		>"$root/etc/apt/apt.conf.d/docker-gzip-indexes"
+	echo 'Apt::AutoRemove::SuggestsImportant "false";' \
+		>"$root/etc/apt/apt.conf.d/docker-autoremove-suggests"
+	find "$root/usr/share/doc" -mindepth 2 ! -name copyright ! -type d -delete
+	find "$root/usr/share/doc" -mindepth 1 -type d -empty -delete
+	rm -rf "$root/usr/share/man" "$root/usr/share/groff" "$root/usr/share/info" \
+		"$root/usr/share/locale" "$root/usr/share/lintian" "$root/usr/share/linda" \
+		"$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/var/cache/apt/archives/*.deb \
+		"$root"/var/log/*.log "$root/var/log/apt" "$root"/tmp/* "$root"/var/tmp/*
+	# The registry's image points apt at the mirror over HTTP the same way.
+	echo "deb $MIRROR bookworm main" >"$root/etc/apt/sources.list"
+	echo "deb $MIRROR bookworm-updates main" >>"$root/etc/apt/sources.list"
+	echo "deb http://deb.debian.org/debian-security bookworm-security main" >>"$root/etc/apt/sources.list"
+	chmod 755 "$root" # mktemp's 0700 would become the image's /
+	tar -C "$root" --numeric-owner -c . | podman import -q \
+		--change 'CMD ["bash"]' - "$BASE" >/dev/null
+	rm -rf "$root"
+	trap - EXIT INT TERM
+	say "$BASE: made locally, $(podman image inspect -f '{{.Size}}' "$BASE") bytes"
+}
+
+# The images compose.scale.yaml runs besides starforge (--services).
+service_image() { # NAME DOCKERFILE
+	present_or_pulled "$1" && return 0
+	say "$1: no registry answered; making it locally from Debian's packages ($2)"
+	ensure_base
+	t=$(date +%s)
+	podman build -q --format docker --isolation "$ISOLATION" -f "$2" \
+		--label "org.starforge.stand-in=$2" -t "$1" docker/local >/dev/null
+	say "$1: made locally in $(($(date +%s) - t)) s, $(podman image inspect -f '{{.Size}}' "$1") bytes"
 }
 if [ "$SERVICES" -eq 1 ]; then
 	service_image docker.io/library/postgres:15 docker/local/postgres.Dockerfile

@@ -187,16 +187,22 @@ code=$(podman inspect -f '{{.State.ExitCode}}' "$NAME")
 # read-only root and no capabilities; `down` stops it with exit status 0.
 compose() { podman-compose -p "$PROJECT" -f docker/compose.yaml "$@"; }
 PROJECT=starforge-image-test-$$
-# podman-compose 1.0.3's down leaves the project's network: removed here.
-compose_down() {
-	compose down -v >/dev/null 2>&1 || true
-	podman network rm -f "${PROJECT}_default" >/dev/null 2>&1 || true
+# project_down PROJECT FILE LOG: `down -v`, then the project's network,
+# which podman-compose 1.0.3's down leaves; the status is down's.
+project_down() {
+	rc=0
+	podman-compose -p "$1" -f "$2" down -v >>"$3" 2>&1 || rc=$?
+	podman network rm -f "${1}_default" >/dev/null 2>&1 || true
+	return "$rc"
 }
+compose_down() { project_down "$PROJECT" docker/compose.yaml build/image/compose.log; }
+# Both compose files publish the host's 127.0.0.1:8080.
+port_8080_taken() { curl -s -o /dev/null --max-time 1 http://127.0.0.1:8080/; }
 compose_ms="?"
-if curl -s -o /dev/null --max-time 1 http://127.0.0.1:8080/; then
+if port_8080_taken; then
 	bad "port 8080 of this machine is taken: docker/compose.yaml publishes the service there"
 else
-	trap 'cleanup; compose_down' EXIT INT TERM
+	trap 'cleanup; compose_down || true' EXIT INT TERM
 	t=$(now_ms)
 	if ! compose up -d --no-build >build/image/compose.log 2>&1; then
 		tail -20 build/image/compose.log
@@ -219,8 +225,7 @@ else
 	compose stop >>build/image/compose.log 2>&1 || bad "podman-compose stop failed"
 	code=$(podman inspect -f '{{.State.ExitCode}}' "$cname")
 	[ "$code" = 0 ] || bad "the compose service exited with status $code"
-	compose down -v >>build/image/compose.log 2>&1 || bad "podman-compose down failed"
-	podman network rm -f "${PROJECT}_default" >/dev/null 2>&1 || true
+	compose_down || bad "podman-compose down failed"
 fi
 
 # ---- the scale-out set-up ----
@@ -234,10 +239,7 @@ fi
 scale() { podman-compose -p "$SPROJECT" -f docker/compose.scale.yaml "$@"; }
 SPROJECT=starforge-image-scale-$$
 scname() { echo "${SPROJECT}_$1_1"; }
-scale_down() {
-	scale down -v >>build/image/scale.log 2>&1 || true
-	podman network rm -f "${SPROJECT}_default" >/dev/null 2>&1 || true
-}
+scale_down() { project_down "$SPROJECT" docker/compose.scale.yaml build/image/scale.log; }
 scale_logs() { # the last lines of every container's log, on a failure
 	for s in postgres starforge-1 starforge-2 starforge-3 nginx; do
 		podman logs --tail 8 "$(scname "$s")" 2>&1 | sed "s/^/  $s: /" || true
@@ -270,11 +272,11 @@ scale_test() {
 		return 1
 	}
 	services_s=$(($(date +%s) - t))
-	if curl -s -o /dev/null --max-time 1 http://127.0.0.1:8080/; then
+	if port_8080_taken; then
 		bad "port 8080 of this machine is taken after the single-node project went down: compose.scale.yaml's nginx publishes there"
 		return 1
 	fi
-	trap 'cleanup; compose_down; scale_down' EXIT INT TERM
+	trap 'cleanup; compose_down || true; scale_down || true' EXIT INT TERM
 	t=$(now_ms)
 	if ! scale up -d --no-build >build/image/scale.log 2>&1; then
 		tail -20 build/image/scale.log
@@ -385,9 +387,8 @@ scale_test() {
 		c=$(podman inspect -f '{{.State.ExitCode}}' "$(scname "$s")")
 		[ "$c" = 0 ] || bad "$s (scale-out) exited with status $c on podman-compose stop"
 	done
-	scale down -v >>build/image/scale.log 2>&1 || bad "podman-compose down -v (compose.scale.yaml) failed"
+	scale_down || bad "podman-compose down -v (compose.scale.yaml) failed"
 	if podman volume exists "${SPROJECT}_starforge-pg"; then bad "the database volume outlived down -v"; fi
-	podman network rm -f "${SPROJECT}_default" >/dev/null 2>&1 || true
 }
 services_s="?" up_ms="?" pg_ms="?" nodes_ms="?" ready_ms="?" after_kill_ms="?" victim="?"
 victim_jobs="?" rescued="?" victim_state="?" nlevels="?" scale_stop_ms="?"
