@@ -221,6 +221,31 @@ static void test_against_brute_force(void **state)
 	assert_true(skipped <= 100);
 }
 
+/*
+ * The solver (both bounds) on lv against the breadth-first oracle within
+ * oracle_states: the fewest taps both agree on (a solved play is also
+ * replayed), NO_WIN when no play wins, -1 when the oracle gave up.
+ */
+static int against_bfs(const dig_level *lv, uint32_t oracle_states, int i)
+{
+	int want = bfs_oracle(lv, oracle_states);
+	if (want < 0)
+		return -1;
+	dig_solve_result res;
+	solve_both(lv, 10000000, &res, i);
+	if (want == NO_WIN) {
+		if (res.status != DIG_UNSOLVABLE)
+			fail_msg("level %d: no win exists, solver says %d in %d", i, res.status,
+				 res.turns);
+		return NO_WIN;
+	}
+	if (res.status != DIG_SOLVED || res.turns != want)
+		fail_msg("level %d: the fewest taps are %d, solver says status %d in %d", i, want,
+			 res.status, res.turns);
+	assert_replays(lv, &res);
+	return want;
+}
+
 /* The solver against the breadth-first oracle on levels too large for the
  * brute force: 4x3 to 5x4, up to four machines, budgets up to 18 turns. */
 static void test_against_bfs(void **state)
@@ -239,22 +264,13 @@ static void test_against_bfs(void **state)
 			lv.arrow[k].uses = (uint8_t)rng_below(&r, 4);
 		if (dig_level_check(&lv, &err) != 0)
 			fail_msg("random level %d refused: %s", i, err.msg);
-		int want = bfs_oracle(&lv, 200000);
+		int want = against_bfs(&lv, 200000, i);
 		if (want < 0)
 			continue;
-		dig_solve_result res;
-		solve_both(&lv, 10000000, &res, i);
 		if (want == NO_WIN) {
-			if (res.status != DIG_UNSOLVABLE)
-				fail_msg("level %d: no win exists, solver says %d in %d", i,
-					 res.status, res.turns);
 			unsolvable++;
 			continue;
 		}
-		if (res.status != DIG_SOLVED || res.turns != want)
-			fail_msg("level %d: the fewest taps are %d, solver says status %d in %d", i,
-				 want, res.status, res.turns);
-		assert_replays(&lv, &res);
 		solved++;
 		deep += want >= 8;
 	}
@@ -262,6 +278,72 @@ static void test_against_bfs(void **state)
 	assert_true(solved >= 60);
 	assert_true(deep >= 10);
 	assert_true(unsolvable >= 60);
+}
+
+/*
+ * Webs over every gold, needing 2 to 4 visits, worn by anyone, by one
+ * machine or by some (the assignment bound charges a web one machine
+ * wears for its loops back in and asks a web several wear for its entries
+ * in time; under no_shuffle its distances never reverse): against the
+ * breadth-first oracle, with and without no_shuffle.
+ */
+static void test_webs_against_bfs(void **state)
+{
+	(void)state;
+	rng r;
+	rng_seed(&r, 1616);
+	int solved = 0, unsolvable = 0, one_wearer = 0, no_shuffle = 0;
+	for (int i = 0; i < 200; i++) {
+		dig_level lv;
+		sf_err err;
+		int w = 3 + (int)rng_below(&r, 2), h = 3 + (int)rng_below(&r, 2);
+		int machines = 1 + (int)rng_below(&r, 3);
+		dig_random_level(&r, w, h, machines, 10 + (int)rng_below(&r, 11), false, &lv);
+		lv.rules.no_shuffle = rng_below(&r, 2) == 0;
+		lv.rules.any_direction = rng_below(&r, 3) == 0;
+		bool single = false;
+		for (int c = 0; c < w * h; c++) {
+			if (!lv.gold[c]) {
+				if (lv.terrain[c] == DIG_T_WEB)
+					lv.terrain[c] = DIG_T_MUD;
+				if (lv.terrain[c] == DIG_T_MUD)
+					lv.tparam[c] = lv.tmask[c] = 0;
+				continue;
+			}
+			lv.terrain[c] = DIG_T_WEB;
+			lv.tparam[c] = (uint8_t)(2 + rng_below(&r, 3));
+			int kind = (int)rng_below(&r, 3);
+			lv.tmask[c] = kind == 0 ? 0
+				      : kind == 1
+					      ? (uint8_t)(1u << rng_below(&r, (uint64_t)machines))
+					      : (uint8_t)rng_below(&r, 1u << machines);
+			single |= lv.tmask[c] && !(lv.tmask[c] & (lv.tmask[c] - 1));
+		}
+		for (int k = 0; k < dig_slots(&lv); k++) {
+			lv.arrow[k].uses = (uint8_t)(1 + rng_below(&r, 4));
+			if (lv.rules.any_direction)
+				lv.arrow[k].dir = (uint8_t)rng_below(&r, 4);
+		}
+		if (dig_level_check(&lv, &err) != 0)
+			fail_msg("web level %d refused: %s", i, err.msg);
+		int want = against_bfs(&lv, 100000, i);
+		if (want < 0)
+			continue;
+		if (want == NO_WIN) {
+			unsolvable++;
+			continue;
+		}
+		solved++;
+		one_wearer += single;
+		no_shuffle += lv.rules.no_shuffle;
+	}
+	print_message("webs: %d solved (%d with a web one machine wears, %d no_shuffle), %d "
+		      "unsolvable\n",
+		      solved, one_wearer, no_shuffle, unsolvable);
+	assert_true(solved >= 40);
+	assert_true(one_wearer >= 15);
+	assert_true(no_shuffle >= 15);
+	assert_true(unsolvable >= 20);
 }
 
 /* Generated puzzles: the optimum in the level is the true minimum. */
@@ -475,10 +557,15 @@ static void test_rules_combined(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_against_brute_force),   cmocka_unit_test(test_against_bfs),
-		cmocka_unit_test(test_generated_against_bfs), cmocka_unit_test(test_known_levels),
-		cmocka_unit_test(test_state_budget),          cmocka_unit_test(test_bad_level),
-		cmocka_unit_test(test_deterministic),         cmocka_unit_test(test_rules_combined),
+		cmocka_unit_test(test_against_brute_force),
+		cmocka_unit_test(test_against_bfs),
+		cmocka_unit_test(test_webs_against_bfs),
+		cmocka_unit_test(test_generated_against_bfs),
+		cmocka_unit_test(test_known_levels),
+		cmocka_unit_test(test_state_budget),
+		cmocka_unit_test(test_bad_level),
+		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_rules_combined),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

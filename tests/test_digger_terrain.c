@@ -4,7 +4,8 @@
  * module with its JSON name and a check hook, the placement order puts ice
  * and lava before web and energy last, and entering a cell changes only
  * what the solver's keys and the star rule expect, with every gift of uses
- * or turns one-shot. The rules themselves are in test_digger_rules.c.
+ * or turns one-shot, and web_left worn down one counted visit at a time.
+ * The rules themselves are in test_digger_rules.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,6 +62,32 @@ static void test_terrain_contract(void **state)
 					assert_true(first.one_shot);
 					assert_int_equal(second.slots, 0);
 					assert_int_equal(second.turns, 0);
+				}
+				/* web_left as the solver's bound reads it: a visit
+				 * lowers it by at most one, by every visit of a
+				 * machine dig_terrain_counters names while it is
+				 * above 0 and by no other machine's, and a visit
+				 * collects only once it is 0. */
+				for (int m = 0; m < 2; m++) {
+					uint8_t counts = dig_terrain_counters(&lv, &s, cell);
+					dig_state v = s;
+					for (int visit = 0; visit < 20 && ops->on_enter; visit++) {
+						dig_cmd cmd = { .nlog = 0 };
+						int was = v.web_left[cell];
+						bool take = ops->on_enter(&lv, &v, &cmd, cell, m);
+						int now = v.web_left[cell];
+						bool counted = (counts >> m) & 1u;
+						if (now > was || was - now > 1 ||
+						    (was > 0 && counted != (now < was)) ||
+						    (take && now != 0))
+							fail_msg("%s (param %d, mask %d): visit %d "
+								 "by "
+								 "machine %d takes web_left %d to "
+								 "%d "
+								 "(collects %d, counted %d)",
+								 ops->name, param, mask, visit + 1,
+								 m, was, now, take, counted);
+					}
 				}
 				/* Nothing else changes. */
 				dig_state a = s, b = after;

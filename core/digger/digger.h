@@ -208,7 +208,8 @@ int dig_solve_from(const dig_level *lv, const dig_state *from, uint64_t max_stat
  * The solver's lower bounds on the taps still needed (solve.c's design
  * note): DIG_BOUND_ASSIGN, the default, the least k for which the gold can
  * be shared among the machines so that each reaches its gold, and each pair
- * of its gold, within k moves; DIG_BOUND_NEAREST, the first solver's, the
+ * of its gold, within k moves (a web's visits counted, walks that never
+ * reverse under no_shuffle); DIG_BOUND_NEAREST, the first solver's, the
  * farthest gold's distance to its nearest machine (kept as the baseline of
  * bench_digger and the tests).
  */

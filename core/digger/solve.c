@@ -24,12 +24,14 @@
  * first solver's bound. The default, DIG_BOUND_ASSIGN, adds the assignment
  * bound (bound_assign below): the gold shared among the machines so that
  * each reaches its gold, and each pair of its gold, within k moves, k as
- * small as possible. It is at least the nearest bound and consistent too.
- * States are queued with the nearest bound and get the assignment bound
- * when they come up for expansion (REFINED), back in the queue when it
- * raises f: most stored states are never expanded and never pay for it.
- * Measured on hardest levels: 20 % fewer states expanded, 17 % more time;
- * docs/digger.md says why the relaxed bounds stay far below the optimum.
+ * small as possible; a web needing v more visits costs the loops back into
+ * it, and under no_shuffle the distances never reverse. It is at least the
+ * nearest bound and consistent too. States are queued with the nearest
+ * bound and get the assignment bound when they come up for expansion
+ * (REFINED), back in the queue when it raises f: most stored states are
+ * never expanded and never pay for it. Its distances are cached per set of
+ * usable moves. docs/digger.md has what each part bought on hardest
+ * levels and why the relaxed bounds stay far below the optimum.
  *
  * Pruning, every rule of it safe: a state is never stored when it cannot
  * win (no turns left; the bound exceeds the turns or the arrow uses that
@@ -146,9 +148,16 @@ typedef struct solver {
 
 	/* the bound */
 	dig_bound which;
-	uint8_t *pair; /* gold_pairs: PAIR_CACHE matrices of ngold x ngold */
-	uint64_t pair_can[PAIR_CACHE][4];
-	bool pair_used[PAIR_CACHE];
+	uint8_t counters[DIG_MAX_CELLS]; /* per gold: machines whose visit wears its web */
+	/* relaxed distances, PAIR_CACHE sets of them, direct-mapped by the
+	 * moves they were worked out under (moves_of): each set is the
+	 * ngold x ngold gold-to-gold matrix, then one row of ngold distances
+	 * per (cell, direction arrived in + 1), worked out when first asked */
+	uint8_t *dist;
+	size_t dist_size; /* bytes of one set */
+	uint64_t dist_can[PAIR_CACHE][4];
+	bool dist_used[PAIR_CACHE];
+	uint64_t row_done[PAIR_CACHE][(DIG_MAX_CELLS * 5 + 63) / 64];
 } solver;
 
 /* ---- keys ---- */
@@ -362,7 +371,7 @@ static void solver_free(solver *sv)
 	free(sv->turns_left);
 	free(sv->by_key.slot);
 	free(sv->by_rest.slot);
-	free(sv->pair);
+	free(sv->dist);
 	for (int f = 0; f < F_MAX; f++)
 		free(sv->open[f].node);
 }
@@ -398,6 +407,7 @@ static void layout(solver *sv)
 			live |= UINT32_C(1) << i;
 	for (int c = 0; c < sv->cells; c++) {
 		if (lv->gold[c]) {
+			sv->counters[sv->ngold] = dig_terrain_counters(lv, &sv->start, c);
 			sv->gold_index[c] = (uint8_t)sv->ngold;
 			sv->gold_cell[sv->ngold++] = (uint8_t)c;
 			sv->gold_all |= UINT64_C(1) << c;
@@ -524,46 +534,119 @@ static int bound_nearest(const solver *sv, const dig_state *s, const relax *rx)
 #define ASSIGN_STEPS 32 /* backtracking steps per bound, at most */
 
 /*
- * Relaxed distances from `from` (a cell set) to every gold of the level:
- * dist[i] for gold i (sv->gold_cell[i]) in layers 1.. (a gold inside
- * `from` counts from layer 1), FAR beyond `cap` layers or never.
+ * Relaxed distances from `cell` to every gold of the level: dist[i] for
+ * gold i (sv->gold_cell[i]) in layers 1.. (the gold under `cell` counts
+ * from layer 1: it needs a step out and back in), FAR when never.
+ *
+ * Under no_shuffle a machine never steps straight back, so the walks
+ * counted never reverse either: the search runs over (cell, direction
+ * arrived in) as four cell sets, and `came` is the direction the machine
+ * arrived in (-1: any first step). It is still a relaxation (other
+ * machines, terrain and uses ignored) and exact for it, so it drops by at
+ * most one per tap: a real move is one step of the relaxed graph, and the
+ * graph only loses steps as arrows run out. Without no_shuffle `came` is
+ * ignored and every step may reverse.
  */
-static void distances(const solver *sv, const relax *rx, uint64_t from, uint64_t want, int cap,
-		      uint8_t *dist)
+static void distances(const solver *sv, const relax *rx, int cell, int came, uint8_t *dist)
 {
 	memset(dist, FAR, (size_t)sv->ngold);
-	uint64_t reached = from;
-	for (int k = 1; k <= cap && want; k++) {
-		uint64_t next = step_all(sv, rx, reached);
-		uint64_t found = next & want;
+	uint64_t want = sv->gold_all;
+	if (!sv->lv->rules.no_shuffle) {
+		uint64_t reached = UINT64_C(1) << cell;
+		for (int k = 1; want; k++) {
+			uint64_t next = step_all(sv, rx, reached);
+			uint64_t found = next & want;
+			want &= ~found;
+			for (; found; found &= found - 1)
+				dist[sv->gold_index[__builtin_ctzll(found)]] = (uint8_t)k;
+			if (next == reached)
+				break;
+			reached = next;
+		}
+		return;
+	}
+	uint64_t at[4] = { 0 }, seen[4] = { 0 };
+	for (int k = 1; want; k++) {
+		uint64_t next[4], any = 0;
+		for (int e = 0; e < 4; e++) {
+			int back = (e + 2) & 3; /* arriving that way, e steps straight back */
+			uint64_t src;
+			if (k == 1)
+				src = came == back ? 0 : UINT64_C(1) << cell;
+			else
+				src = at[(back + 1) & 3] | at[e] | at[(back + 3) & 3];
+			next[e] = shift(sv, src & rx->can[e], e) & ~seen[e];
+			any |= next[e];
+		}
+		if (!any)
+			break;
+		uint64_t found = any & want;
 		want &= ~found;
 		for (; found; found &= found - 1)
 			dist[sv->gold_index[__builtin_ctzll(found)]] = (uint8_t)k;
-		if (next == reached)
-			break;
-		reached = next;
+		for (int e = 0; e < 4; e++) {
+			seen[e] |= next[e];
+			at[e] = next[e];
+		}
 	}
 }
 
-/* The gold-to-gold distances under the relaxed moves rx, cached per set of
- * usable directions (it changes only when an arrow runs out or a gift is
- * spent). Returns the ngold x ngold matrix, row a = distances from gold a. */
-static const uint8_t *gold_pairs(solver *sv, const relax *rx)
+/* The direction a machine that left `from` moved in to reach `to`; -1
+ * when it has not moved (from is DIG_NONE). */
+static int came_in(const dig_level *lv, int from, int to)
 {
+	if (from == DIG_NONE)
+		return -1;
+	if (to == from - lv->w)
+		return DIG_UP;
+	if (to == from + 1)
+		return DIG_RIGHT;
+	if (to == from + lv->w)
+		return DIG_DOWN;
+	return DIG_LEFT;
+}
+
+/*
+ * The relaxed distances under the moves rx, cached per set of usable
+ * directions (it changes only when an arrow runs out or a gift is spent):
+ * the set's index into sv->dist, its gold-to-gold matrix filled (row a =
+ * distances from gold a, any first step). -1 when there is no memory.
+ */
+static int moves_of(solver *sv, const relax *rx)
+{
+	if (!sv->dist) {
+		sv->dist_size = (size_t)sv->ngold * (size_t)(sv->ngold + sv->cells * 5);
+		sv->dist = malloc((size_t)PAIR_CACHE * sv->dist_size);
+		if (!sv->dist)
+			return -1;
+	}
 	uint64_t h = HASH_SEED;
 	for (int d = 0; d < 4; d++)
 		h = (h ^ rx->can[d]) * 0x94d049bb133111ebULL;
 	int i = (int)(hash_end(h) % PAIR_CACHE);
-	size_t size = (size_t)sv->ngold * (size_t)sv->ngold;
-	uint8_t *m = sv->pair + (size_t)i * size;
-	if (sv->pair_used[i] && !memcmp(sv->pair_can[i], rx->can, sizeof rx->can))
-		return m;
-	memcpy(sv->pair_can[i], rx->can, sizeof rx->can);
-	sv->pair_used[i] = true;
+	if (sv->dist_used[i] && !memcmp(sv->dist_can[i], rx->can, sizeof rx->can))
+		return i;
+	memcpy(sv->dist_can[i], rx->can, sizeof rx->can);
+	sv->dist_used[i] = true;
+	memset(sv->row_done[i], 0, sizeof sv->row_done[i]);
+	uint8_t *m = sv->dist + (size_t)i * sv->dist_size;
 	for (int a = 0; a < sv->ngold; a++)
-		distances(sv, rx, UINT64_C(1) << sv->gold_cell[a], sv->gold_all, DIG_MAX_CELLS,
-			  m + a * sv->ngold);
-	return m;
+		distances(sv, rx, sv->gold_cell[a], -1, m + a * sv->ngold);
+	return i;
+}
+
+/* The distances of set i from `cell` for a machine that arrived moving
+ * `came` (-1: has not moved), worked out on first use. */
+static const uint8_t *row_of(solver *sv, const relax *rx, int i, int cell, int came)
+{
+	int r = cell * 5 + came + 1;
+	uint8_t *row =
+		sv->dist + (size_t)i * sv->dist_size + (size_t)sv->ngold * (size_t)(sv->ngold + r);
+	if (!((sv->row_done[i][r >> 6] >> (r & 63)) & 1u)) {
+		distances(sv, rx, cell, came, row);
+		sv->row_done[i][r >> 6] |= UINT64_C(1) << (r & 63);
+	}
+	return row;
 }
 
 /* The backtracking search of bound_assign: can gold list[j..n) each go to
@@ -576,14 +659,68 @@ typedef struct assign {
 	uint8_t dist[DIG_MAX_MACHINES][DIG_MAX_CELLS]; /* machine -> gold */
 	uint8_t took[DIG_MAX_MACHINES][ASSIGN_GOLD];   /* gold indices per machine */
 	int ntook[DIG_MAX_MACHINES];
+	uint8_t allow[DIG_MAX_CELLS]; /* per gold: the machines that can collect it */
+	int need[DIG_MAX_CELLS];      /* per gold: entries it still needs (a web's visits) */
+	int extra[DIG_MAX_CELLS];     /* per gold: moves its one counter spends re-entering */
 } assign;
 
-/* Moves machine m needs at least to collect gold a and b, in either order. */
+/* The shortest relaxed walk out of gold a and back in. */
+static int loop_of(const assign *as, int a)
+{
+	return as->pair[a * as->ngold + a];
+}
+
+/*
+ * Moves machine m needs at least to collect gold a and b, in either order.
+ * When a is a web only m wears (extra: its need - 1 loops back into a), b
+ * is collected before a's first entry, after its last, or on one of the
+ * loops (that loop then goes from a to b and back); two such webs: the
+ * larger of the two alone.
+ */
 static int pair_cost(const assign *as, int m, int a, int b)
 {
-	int ab = as->dist[m][a] + as->pair[a * as->ngold + b];
-	int ba = as->dist[m][b] + as->pair[b * as->ngold + a];
-	return ab < ba ? ab : ba;
+	int ea = as->extra[a], eb = as->extra[b];
+	if (ea && eb) {
+		int sa = as->dist[m][a] + ea, sb = as->dist[m][b] + eb;
+		return sa > sb ? sa : sb;
+	}
+	if (eb) {
+		int t = a;
+		a = b;
+		b = t;
+		ea = eb;
+	}
+	int pab = as->pair[a * as->ngold + b], pba = as->pair[b * as->ngold + a];
+	int before = as->dist[m][b] + pba + ea;
+	int after = as->dist[m][a] + ea + pab;
+	if (before < after)
+		after = before;
+	if (ea && loop_of(as, a) < FAR) {
+		int inside = as->dist[m][a] + ea - loop_of(as, a) + pab + pba;
+		if (inside < after)
+			after = inside;
+	}
+	return after;
+}
+
+/*
+ * Can web gold a get the entries it needs within k taps? One machine
+ * enters a cell per tap, so the last entry comes at least need - 1 taps
+ * after the first; and a machine that counts enters first after its
+ * distance, then at most once per loop back.
+ */
+static bool entries_fit(const assign *as, int a)
+{
+	int entries = 0, first = FAR, loop = loop_of(as, a);
+	for (int m = 0; m < as->machines; m++) {
+		int d = as->dist[m][a];
+		if (!((as->allow[a] >> m) & 1u) || d > as->k)
+			continue;
+		if (d < first)
+			first = d;
+		entries += loop >= FAR ? 1 : (as->k - d) / loop + 1;
+	}
+	return entries >= as->need[a] && as->k - first + 1 >= as->need[a];
 }
 
 /* 1: an assignment exists; 0: none; -1: out of steps (undecided). */
@@ -595,7 +732,7 @@ static int assign_from(assign *as, int j)
 		return -1;
 	int a = as->list[j];
 	for (int m = 0; m < as->machines; m++) {
-		if (as->dist[m][a] > as->k)
+		if (!((as->allow[a] >> m) & 1u) || as->dist[m][a] + as->extra[a] > as->k)
 			continue;
 		bool fits = true;
 		for (int t = 0; fits && t < as->ntook[m]; t++)
@@ -618,37 +755,68 @@ static int assign_from(assign *as, int j)
  * machine collecting gold a and b moves at least its distance to one of
  * them plus the distance from that one to the other. The bound is the
  * least k for which every remaining gold can go to a machine so that each
- * machine reaches each of its gold within k, and each pair of them within
- * k: tried k = the nearest bound, then upwards. Every k below the answer
- * was refuted, so the answer never overestimates, also when the search
- * gives up (ASSIGN_STEPS) and returns the k it reached. It is consistent:
- * one tap moves each machine one step along the relaxed moves of the state
- * before, and later states only lose moves, so an assignment within k
- * after the tap is one within k + 1 before it.
+ * machine reaches each of its gold, and each pair of them, within k: tried
+ * k = the nearest bound, then upwards. Every k below the answer was
+ * refuted, so the answer never overestimates, also when the search gives
+ * up (ASSIGN_STEPS) and returns the k it reached.
+ *
+ * Webs (issue 16): gold whose web_left is v > 0 needs v more counted
+ * entries, and the one that wears it through collects it, so only the
+ * machines whose visit counts (sv->counters, probed through the terrain
+ * hook) may take it. A web one machine alone wears costs that machine
+ * v - 1 loops out of the cell and back; a web several machines wear needs
+ * its v entries within k (entries_fit). Distances never reverse under
+ * no_shuffle (distances()).
+ *
+ * Consistent: one tap moves each machine one step along the relaxed moves
+ * of the state before, later states only lose moves, and a machine that
+ * enters a web lowers its need by one while its distance to it becomes at
+ * least one loop; so every cost term drops by at most one per tap, and an
+ * assignment within k after the tap is one within k + 1 before it.
  */
 static int bound_assign(solver *sv, const dig_state *s, const relax *rx, int far)
 {
 	assign as;
 	as.n = 0;
+	bool webs = false;
 	for (int i = 0; i < sv->ngold; i++)
 		if ((s->gold >> sv->gold_cell[i]) & 1u) {
 			if (as.n == ASSIGN_GOLD)
 				return far;
 			as.list[as.n++] = (uint8_t)i;
+			webs |= s->web_left[sv->gold_cell[i]] > 1;
 		}
-	if (as.n < 2)
+	if (as.n < 2 && !webs)
 		return far;
-	if (!sv->pair) {
-		sv->pair = malloc((size_t)PAIR_CACHE * (size_t)sv->ngold * (size_t)sv->ngold);
-		if (!sv->pair)
-			return far; /* no memory for the pairs: the nearest bound */
-	}
+	int set = moves_of(sv, rx);
+	if (set < 0)
+		return far; /* no memory for the distances: the nearest bound */
 	as.machines = sv->machines;
 	as.ngold = sv->ngold;
-	as.pair = gold_pairs(sv, rx);
+	as.pair = sv->dist + (size_t)set * sv->dist_size;
 	for (int m = 0; m < sv->machines; m++) {
-		distances(sv, rx, UINT64_C(1) << s->pos[m], s->gold, rx->limit, as.dist[m]);
+		const uint8_t *row =
+			row_of(sv, rx, set, s->pos[m], came_in(sv->lv, s->prev[m], s->pos[m]));
+		for (int j = 0; j < as.n; j++) {
+			int a = as.list[j];
+			as.dist[m][a] = row[a] > rx->limit ? FAR : row[a];
+		}
 		as.ntook[m] = 0;
+	}
+	uint8_t all = (uint8_t)((1u << sv->machines) - 1u);
+	int nshared = 0;
+	uint8_t shared[ASSIGN_GOLD]; /* webs several machines wear */
+	for (int j = 0; j < as.n; j++) {
+		int a = as.list[j], v = s->web_left[sv->gold_cell[a]];
+		as.allow[a] = v > 0 ? sv->counters[a] : all;
+		as.need[a] = v > 1 ? v : 1;
+		as.extra[a] = 0;
+		if (v < 2)
+			continue;
+		if (!(as.allow[a] & (as.allow[a] - 1)))
+			as.extra[a] = loop_of(&as, a) >= FAR ? FAR : (v - 1) * loop_of(&as, a);
+		else
+			shared[nshared++] = (uint8_t)a;
 	}
 	/* Gold with the fewest machines near it first (insertion sort on the
 	 * nearest distance, farthest first: those constrain the most). */
@@ -668,6 +836,11 @@ static int bound_assign(solver *sv, const dig_state *s, const relax *rx, int far
 		}
 	as.steps = 0;
 	for (as.k = far; as.k <= rx->limit; as.k++) {
+		bool fit = true;
+		for (int i = 0; fit && i < nshared; i++)
+			fit = entries_fit(&as, shared[i]);
+		if (!fit)
+			continue;
 		int r = assign_from(&as, 0);
 		if (r != 0)
 			return as.k; /* 1: the least k; -1: every smaller k refuted */

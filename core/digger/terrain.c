@@ -91,3 +91,23 @@ int dig_terrain_check_mask(const dig_level *lv, int cell, const char *name, sf_e
 			lv->tmask[cell], lv->machines - 1);
 	return 0;
 }
+
+/* See terrain.h: one on_enter call per machine on a copy of `s`. */
+uint8_t dig_terrain_counters(const dig_level *lv, const dig_state *s, int cell)
+{
+	uint8_t mask = 0;
+	const dig_terrain_ops *ops = dig_terrain_of(lv->terrain[cell]);
+	if (!ops || !ops->on_enter || s->web_left[cell] == 0)
+		return 0;
+	for (int m = 0; m < lv->machines; m++) {
+		dig_state after = *s;
+		dig_cmd cmd;
+		cmd.nlog = 0;
+		cmd.moved = (uint8_t)(1u << m);
+		cmd.entered = UINT64_C(1) << cell;
+		ops->on_enter(lv, &after, &cmd, cell, m);
+		if (after.web_left[cell] < s->web_left[cell])
+			mask |= (uint8_t)(1u << m);
+	}
+	return mask;
+}

@@ -70,6 +70,16 @@ typedef struct dig_gift {
  */
 void dig_terrain_gift(const dig_level *lv, const dig_state *s, int cell, dig_gift *out);
 
+/*
+ * The machines whose visit to `cell` wears its web in `s` (lowers
+ * web_left), learnt by one on_enter call per machine on a copy of `s`; 0
+ * when web_left is 0. The solver's bound relies on what every module does
+ * with web_left, and tests/test_digger_terrain.c checks it for each: a
+ * visit lowers it by at most one, and the cell's gold is collected only by
+ * the visit that brings it to 0 or a later one.
+ */
+uint8_t dig_terrain_counters(const dig_level *lv, const dig_state *s, int cell);
+
 /* ---- helpers for the place and decoy hooks (generate.c) ---- */
 /* The taps (0-based, oldest first) at which some machine enters `cell` in
  * g->sol and who entered (`who` may be NULL); writes at most `max`, returns

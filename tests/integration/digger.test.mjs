@@ -144,7 +144,7 @@ test('check: bodies the kind refuses get 422 naming the JSON path', async () => 
 
 test('check: the largest hand-made level the reader takes is answered promptly, solver bounded', async () => {
   // 10 x 6, six machines, every arrow at 255 uses, webs over gold needing
-  // 255 visits: a search space no budget covers. The solver must stop at
+  // 2 visits: a search space no budget covers. The solver must stop at
   // its bound and the answer must still be a valid result.
   const level = largestDiggerLevel();
   const started = Date.now();

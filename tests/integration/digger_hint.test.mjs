@@ -159,7 +159,7 @@ test('hint: bodies the kind refuses get 422 naming the JSON path, bad JSON 400, 
 
 test('hint: the largest hand-made level the reader takes is answered promptly, solver bounded', async () => {
   // As the check's test (digger.test.mjs): 10 x 6, six machines, every
-  // arrow at 255 uses, webs over gold needing 255 visits. The solver must
+  // arrow at 255 uses, webs over gold needing 2 visits. The solver must
   // stop at its bound and say so, within seconds.
   const big = largestDiggerLevel();
   const started = Date.now();
@@ -173,4 +173,17 @@ test('hint: the largest hand-made level the reader takes is answered promptly, s
   assert.equal(res.body.solver.status, 'unknown');
   assert.match(res.body.reason, /work bound/);
   assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
+});
+
+test('hint: webs needing more visits than there are turns are proved dead, nothing to undo', async () => {
+  // The same level with 255 visits per web: 255 entries into one cell
+  // take at least 255 taps, and the budget is 96 turns with nothing
+  // giving turns back, so no play wins, from the start or after any tap.
+  const res = await hint({ level: largestDiggerLevel(255), moves: [{ side: 'left', index: 0 }] });
+  assert.equal(res.status, 200, res.text);
+  assertValid('digger/hint-result', res.body);
+  assert.equal(res.body.winnable, false);
+  assert.equal(res.body.hint, null);
+  assert.equal(res.body.undo, null);
+  assert.equal(res.body.solver.status, 'unsolvable');
 });

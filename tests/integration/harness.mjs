@@ -506,11 +506,13 @@ export function assertValid(name, doc) {
 
 /**
  * The largest digger level the reader takes, built by hand: 10 x 6, six
- * machines on the diagonal, every arrow at 255 uses, webs over gold needing
- * 255 visits each on the right four columns: a search space no solver
- * budget covers (the check's and the hint's bounded-solver tests).
+ * machines on the diagonal, every arrow at 255 uses, webs over gold on the
+ * right four columns needing `visits` visits each: with 2 (the default), a
+ * search space no solver budget covers (the check's and the hint's
+ * bounded-solver tests); with 255, more visits than the 96 turns allow, so
+ * no play wins and the solver's bound says so at once (since issue 16).
  */
-export function largestDiggerLevel() {
+export function largestDiggerLevel(visits = 2) {
   const arrows = [];
   for (const side of ['left', 'right']) for (let index = 0; index < 6; index++) arrows.push({ side, index, uses: 255 });
   for (const side of ['top', 'bottom']) for (let index = 0; index < 10; index++) arrows.push({ side, index, uses: 255 });
@@ -519,7 +521,7 @@ export function largestDiggerLevel() {
   const gold = [];
   for (let x = 6; x < 10; x++)
     for (let y = 0; y < 6; y++) {
-      cells.push({ x, y, terrain: 'web', param: 255 });
+      cells.push({ x, y, terrain: 'web', param: visits });
       gold.push({ x, y });
     }
   return { width: 10, height: 6, turns: 96, rules: { no_backtrack: false }, machines, cells, gold, arrows };
