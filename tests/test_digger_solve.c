@@ -157,22 +157,28 @@ static void assert_replays(const dig_level *lv, const dig_solve_result *res)
 }
 
 /*
- * The solver's two bounds (DIG_BOUND_ASSIGN, the default, and the first
- * solver's DIG_BOUND_NEAREST) on the same level: the same verdict and the
- * same number of taps (both are exact searches; only the work differs).
- * Returns the default's result in *res.
+ * The solver's bounds (DIG_BOUND_ASSIGN, the default; the first solver's
+ * DIG_BOUND_NEAREST; DIG_BOUND_PAIRS, the default with its pair tables from
+ * the first state, which small levels never reach otherwise) on the same
+ * level: the same verdict and the same number of taps (all are exact
+ * searches; only the work differs). Returns the default's result in *res.
  */
 static void solve_both(const dig_level *lv, uint64_t max_states, dig_solve_result *res, int i)
 {
 	sf_err err = { 0 };
-	dig_solve_result old;
+	dig_solve_result old, pairs;
 	assert_int_equal(dig_solve(lv, max_states, res, &err), 0);
 	assert_int_equal(dig_solve_with(lv, NULL, max_states, DIG_BOUND_NEAREST, &old, &err), 0);
+	assert_int_equal(dig_solve_with(lv, NULL, max_states, DIG_BOUND_PAIRS, &pairs, &err), 0);
 	if (old.status != res->status || (res->status == DIG_SOLVED && old.turns != res->turns))
 		fail_msg(
 			"level %d: the assignment bound says status %d in %d, the nearest bound %d "
 			"in %d",
 			i, res->status, res->turns, old.status, old.turns);
+	if (pairs.status != res->status || (res->status == DIG_SOLVED && pairs.turns != res->turns))
+		fail_msg("level %d: the assignment bound says status %d in %d, with pair tables "
+			 "%d in %d",
+			 i, res->status, res->turns, pairs.status, pairs.turns);
 }
 
 static void test_against_brute_force(void **state)
@@ -389,6 +395,40 @@ static void test_generated_against_bfs(void **state)
 	}
 }
 
+/*
+ * The default bound builds its pair tables only once a search has expanded
+ * 16384 states, and from then on orders the open states by the stronger
+ * bound: on hardest levels whose search gets that far, the same optimum as
+ * the first solver's nearest bound.
+ */
+static void test_pair_tables_mid_search(void **state)
+{
+	(void)state;
+	dig_gen_params p;
+	dig_gen_params_default(&p, DIG_HARDEST);
+	int long_searches = 0;
+	for (uint64_t seed = 1; seed <= 40 && long_searches < 3; seed++) {
+		static dig_puzzle pz;
+		sf_err err = { 0 };
+		dig_solve_result res, old;
+		assert_int_equal(dig_generate(&p, seed, &pz, &err), 0);
+		assert_int_equal(dig_solve(&pz.level, 3000000, &res, &err), 0);
+		if (res.states < 16384)
+			continue;
+		assert_int_equal(
+			dig_solve_with(&pz.level, NULL, 3000000, DIG_BOUND_NEAREST, &old, &err), 0);
+		assert_int_equal(res.status, DIG_SOLVED);
+		if (old.status != DIG_SOLVED || old.turns != res.turns)
+			fail_msg("hardest seed %llu: the default (%llu states) says %d taps, the "
+				 "nearest bound status %d in %d",
+				 (unsigned long long)seed, (unsigned long long)res.states,
+				 res.turns, old.status, old.turns);
+		assert_replays(&pz.level, &res);
+		long_searches++;
+	}
+	assert_int_equal(long_searches, 3);
+}
+
 /* ---- hand-made levels ---- */
 
 typedef struct known_case {
@@ -561,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_against_bfs),
 		cmocka_unit_test(test_webs_against_bfs),
 		cmocka_unit_test(test_generated_against_bfs),
+		cmocka_unit_test(test_pair_tables_mid_search),
 		cmocka_unit_test(test_known_levels),
 		cmocka_unit_test(test_state_budget),
 		cmocka_unit_test(test_bad_level),

@@ -209,11 +209,14 @@ int dig_solve_from(const dig_level *lv, const dig_state *from, uint64_t max_stat
  * note): DIG_BOUND_ASSIGN, the default, the least k for which the gold can
  * be shared among the machines so that each reaches its gold, and each pair
  * of its gold, within k moves (a web's visits counted, walks that never
- * reverse under no_shuffle); DIG_BOUND_NEAREST, the first solver's, the
- * farthest gold's distance to its nearest machine (kept as the baseline of
- * bench_digger and the tests).
+ * reverse under no_shuffle), and, once a search has expanded 16384 states,
+ * each two gold of two machines within k taps that move only the machines
+ * on the tapped line (the pair tables); DIG_BOUND_NEAREST, the first
+ * solver's, the farthest gold's distance to its nearest machine (kept as
+ * the baseline of bench_digger and the tests); DIG_BOUND_PAIRS, the default
+ * with the pair tables from the first state on (for the tests).
  */
-typedef enum dig_bound { DIG_BOUND_ASSIGN = 0, DIG_BOUND_NEAREST } dig_bound;
+typedef enum dig_bound { DIG_BOUND_ASSIGN = 0, DIG_BOUND_NEAREST, DIG_BOUND_PAIRS } dig_bound;
 /* dig_solve_from (from NULL: the start) with the bound `which`. */
 int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_states, dig_bound which,
 		   dig_solve_result *out, sf_err *err);

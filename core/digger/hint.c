@@ -16,13 +16,13 @@
  * prefix are kept, so undoing costs no replays.
  *
  * The budget. Each solve may store at most dig_hint_solver_states()
- * states, the check's budget (400 000, the largest any generator preset
- * uses, expert's): every level the generator emits was proved within it from the
+ * states, the check's budget (500 000, the largest any generator preset
+ * uses, hardest's and expert's): every level the generator emits was proved within it from the
  * start, and positions further on are smaller problems as a rule (fewer
  * turns, uses and gold). The undo search, one solve per prefix, stops
  * once the solves together expanded DIG_HINT_UNDO_WORK times that, so a
- * hint costs at most about six solves' work (a single 400 000-state solve
- * of an expert level takes about 0.7 s on one core) however
+ * hint costs at most about six solves' work (a single 500 000-state solve
+ * of an expert level takes about 1 s on one core) however
  * long the play. When a bound is hit the answer says so rather than
  * guess: the status is DIG_UNKNOWN (or undo_status, for the undo). That is
  * a property of the level and the position, which a retry would not

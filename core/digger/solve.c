@@ -30,8 +30,12 @@
  * bound and get the assignment bound when they come up for expansion
  * (REFINED), back in the queue when it raises f: most stored states are
  * never expanded and never pay for it. Its distances are cached per set of
- * usable moves. docs/digger.md has what each part bought on hardest
- * levels and why the relaxed bounds stay far below the optimum.
+ * usable moves. A search that has expanded JOINT_AFTER states builds the
+ * pair tables (joint_build: for two machines, the taps to reach two gold
+ * when a tap moves only the machines on its line) and from then on the
+ * assignment must fit them too; the open states are refined again, so the
+ * order stays that of a consistent bound. docs/digger.md has what each
+ * part bought on hardest levels and why the bounds stay below the optimum.
  *
  * Pruning, every rule of it safe: a state is never stored when it cannot
  * win (no turns left; the bound exceeds the turns or the arrow uses that
@@ -91,6 +95,8 @@
 #define NO_NODE UINT32_MAX
 #define CHAIN_MAX 64  /* stored states compared per new state for dominance */
 #define PAIR_CACHE 64 /* gold-to-gold distance matrices kept, direct-mapped by moves */
+#define JOINT_AFTER 16384 /* states expanded before the pair tables are built */
+#define JOINT_GOLD 18     /* more gold than this (expert places 18 at most): no pair tables */
 
 /* A growable stack of node indices: one bucket of open nodes. */
 typedef struct bucket {
@@ -158,6 +164,10 @@ typedef struct solver {
 	uint64_t dist_can[PAIR_CACHE][4];
 	bool dist_used[PAIR_CACHE];
 	uint64_t row_done[PAIR_CACHE][(DIG_MAX_CELLS * 5 + 63) / 64];
+	/* joint[(a * ngold + b) * cells * cells + p * cells + q]: the fewest
+	 * taps after which a machine from p has entered gold a and another
+	 * from q gold b (joint_build); NULL until built */
+	uint8_t *joint;
 } solver;
 
 /* ---- keys ---- */
@@ -372,6 +382,7 @@ static void solver_free(solver *sv)
 	free(sv->by_key.slot);
 	free(sv->by_rest.slot);
 	free(sv->dist);
+	free(sv->joint);
 	for (int f = 0; f < F_MAX; f++)
 		free(sv->open[f].node);
 }
@@ -649,6 +660,103 @@ static const uint8_t *row_of(solver *sv, const relax *rx, int i, int cell, int c
 	return row;
 }
 
+/*
+ * The pair tables (issue 16). A tap moves only the machines on one line,
+ * so two machines on different lines cannot both step at once: relaxed
+ * distances let every machine move at every tap, which is why the bounds
+ * sit far below the optimum. For every two gold a != b, the table holds,
+ * for every two cells p and q, the fewest taps after which a machine that
+ * starts at p has entered a and one that starts at q has entered b, when a
+ * tap may move either or both of them only if it stands on the tapped
+ * slot's line (one step the slot's way; either may stay, as one blocked
+ * does), over the slots live anywhere in the level, everything else
+ * ignored. Any two machines of a real play follow such a walk, so it is a
+ * lower bound; a real tap is one step of it, so it drops by at most one per
+ * tap. One breadth-first search backwards per gold pair, over (p, q, which
+ * of the two are entered), from every state with both entered. Returns
+ * false when there is no memory (the bound then goes without).
+ */
+static bool joint_build(solver *sv)
+{
+	int C = sv->cells, G = sv->ngold;
+	size_t plane = (size_t)C * (size_t)C;
+	sv->joint = malloc((size_t)G * (size_t)G * plane);
+	uint8_t *dist = malloc(plane * 4);
+	uint16_t *queue = malloc(plane * 4 * sizeof *queue);
+	if (!sv->joint || !dist || !queue) {
+		free(sv->joint);
+		sv->joint = NULL;
+		free(dist);
+		free(queue);
+		return false;
+	}
+	memset(sv->joint, FAR, (size_t)G * (size_t)G * plane);
+	/* before[i * C + c]: the cell live slot i moves onto c, or -1; into[c]:
+	 * the live slots that move some cell onto c (a few per cell) */
+	int before[DIG_MAX_ARROWS * DIG_MAX_CELLS];
+	uint8_t into[DIG_MAX_CELLS][DIG_MAX_ARROWS], ninto[DIG_MAX_CELLS] = { 0 };
+	for (int i = 0; i < sv->nlive; i++) {
+		int slot = sv->live_slot[i];
+		for (int c = 0; c < C; c++) {
+			int b = dig_step(sv->lv, c, (sv->lv->arrow[slot].dir + 2) & 3);
+			before[i * C + c] = b >= 0 && ((sv->line[slot] >> b) & 1u) ? b : -1;
+			if (before[i * C + c] >= 0)
+				into[c][ninto[c]++] = (uint8_t)i;
+		}
+	}
+	for (int a = 0; a < G; a++)
+		for (int b = a + 1; b < G; b++) {
+			int ga = sv->gold_cell[a], gb = sv->gold_cell[b];
+			memset(dist, FAR, plane * 4);
+			size_t head = 0, tail = 0;
+			for (size_t pq = 0; pq < plane; pq++) {
+				dist[pq * 4 + 3] = 0;
+				queue[tail++] = (uint16_t)(pq * 4 + 3);
+			}
+			while (head < tail) {
+				int e = queue[head++], f2 = e & 3, p2 = (e >> 2) / C,
+				    q2 = (e >> 2) % C;
+				int d = dist[e] + 1;
+				if (d >= FAR)
+					continue;
+				/* the slots that moved p2's machine in, then those that
+				 * moved only q2's */
+				for (int k = 0; k < ninto[p2] + ninto[q2]; k++) {
+					int i = k < ninto[p2] ? into[p2][k]
+							      : into[q2][k - ninto[p2]];
+					int pb = before[i * C + p2], qb = before[i * C + q2];
+					if (k >= ninto[p2] && pb >= 0)
+						continue; /* done with p2's */
+					for (int moved = 1; moved < 4; moved++) {
+						int p = moved & 1 ? pb : p2,
+						    q = moved & 2 ? qb : q2;
+						if (p < 0 || q < 0)
+							continue;
+						int nf = ((moved & 1) && p2 == ga) |
+							 (((moved & 2) && q2 == gb) << 1);
+						for (int f = 0; f < 4; f++) {
+							int e0 = (p * C + q) * 4 + f;
+							if ((f | nf) != f2 || dist[e0] != FAR)
+								continue;
+							dist[e0] = (uint8_t)d;
+							queue[tail++] = (uint16_t)e0;
+						}
+					}
+				}
+			}
+			uint8_t *ab = sv->joint + ((size_t)a * G + b) * plane;
+			uint8_t *ba = sv->joint + ((size_t)b * G + a) * plane;
+			for (int p = 0; p < C; p++)
+				for (int q = 0; q < C; q++) {
+					ab[p * C + q] = dist[(p * C + q) * 4];
+					ba[q * C + p] = dist[(p * C + q) * 4];
+				}
+		}
+	free(dist);
+	free(queue);
+	return true;
+}
+
 /* The backtracking search of bound_assign: can gold list[j..n) each go to
  * a machine within k moves, given what the machines already took? */
 typedef struct assign {
@@ -662,6 +770,9 @@ typedef struct assign {
 	uint8_t allow[DIG_MAX_CELLS]; /* per gold: the machines that can collect it */
 	int need[DIG_MAX_CELLS];      /* per gold: entries it still needs (a web's visits) */
 	int extra[DIG_MAX_CELLS];     /* per gold: moves its one counter spends re-entering */
+	const uint8_t *joint;         /* sv->joint, or NULL */
+	int cells;
+	uint8_t pos[DIG_MAX_MACHINES];
 } assign;
 
 /* The shortest relaxed walk out of gold a and back in. */
@@ -737,6 +848,15 @@ static int assign_from(assign *as, int j)
 		bool fits = true;
 		for (int t = 0; fits && t < as->ntook[m]; t++)
 			fits = pair_cost(as, m, a, as->took[m][t]) <= as->k;
+		/* with the pair tables: a and each gold another machine took */
+		const uint8_t *row =
+			as->joint ? as->joint + (size_t)a * as->ngold * as->cells * as->cells +
+					    (size_t)as->pos[m] * as->cells
+				  : NULL;
+		for (int m2 = 0; row && fits && m2 < as->machines; m2++)
+			for (int t = 0; m2 != m && fits && t < as->ntook[m2]; t++)
+				fits = row[(size_t)as->took[m2][t] * as->cells * as->cells +
+					   as->pos[m2]] <= as->k;
 		if (!fits)
 			continue;
 		as->took[m][as->ntook[m]++] = (uint8_t)a;
@@ -793,6 +913,9 @@ static int bound_assign(solver *sv, const dig_state *s, const relax *rx, int far
 		return far; /* no memory for the distances: the nearest bound */
 	as.machines = sv->machines;
 	as.ngold = sv->ngold;
+	as.joint = sv->joint;
+	as.cells = sv->cells;
+	memcpy(as.pos, s->pos, sizeof as.pos);
 	as.pair = sv->dist + (size_t)set * sv->dist_size;
 	for (int m = 0; m < sv->machines; m++) {
 		const uint8_t *row =
@@ -1042,6 +1165,17 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 			}
 			sv.flags[n] |= EXPANDED;
 			out->states++;
+			if (!sv.joint && which != DIG_BOUND_NEAREST && sv.ngold <= JOINT_GOLD &&
+			    (which == DIG_BOUND_PAIRS || out->states == JOINT_AFTER) &&
+			    joint_build(&sv)) {
+				/* A long search: from now on the bound counts pairs.
+				 * Open states are refined again when they come up,
+				 * so every state expanded from here on was ordered
+				 * by the stronger bound (both are consistent). */
+				for (uint32_t k = 0; k < sv.count; k++)
+					if (!(sv.flags[k] & EXPANDED))
+						sv.flags[k] &= (uint8_t)~REFINED;
+			}
 			if (dig_won(&s)) {
 				write_path(&sv, n, -1, out);
 				goto done;
