@@ -544,6 +544,15 @@ static int bound_nearest(const solver *sv, const dig_state *s, const relax *rx)
 #define ASSIGN_GOLD 24  /* more gold left than this: the nearest bound only */
 #define ASSIGN_STEPS 32 /* backtracking steps per bound, at most */
 
+/* Records layer k for the gold of `want` inside `reached`; the gold still
+ * wanted. */
+static uint64_t found_at(const solver *sv, uint64_t reached, uint64_t want, int k, uint8_t *dist)
+{
+	for (uint64_t found = reached & want; found; found &= found - 1)
+		dist[sv->gold_index[__builtin_ctzll(found)]] = (uint8_t)k;
+	return want & ~reached;
+}
+
 /*
  * Relaxed distances from `cell` to every gold of the level: dist[i] for
  * gold i (sv->gold_cell[i]) in layers 1.. (the gold under `cell` counts
@@ -566,10 +575,7 @@ static void distances(const solver *sv, const relax *rx, int cell, int came, uin
 		uint64_t reached = UINT64_C(1) << cell;
 		for (int k = 1; want; k++) {
 			uint64_t next = step_all(sv, rx, reached);
-			uint64_t found = next & want;
-			want &= ~found;
-			for (; found; found &= found - 1)
-				dist[sv->gold_index[__builtin_ctzll(found)]] = (uint8_t)k;
+			want = found_at(sv, next, want, k, dist);
 			if (next == reached)
 				break;
 			reached = next;
@@ -591,10 +597,7 @@ static void distances(const solver *sv, const relax *rx, int cell, int came, uin
 		}
 		if (!any)
 			break;
-		uint64_t found = any & want;
-		want &= ~found;
-		for (; found; found &= found - 1)
-			dist[sv->gold_index[__builtin_ctzll(found)]] = (uint8_t)k;
+		want = found_at(sv, any, want, k, dist);
 		for (int e = 0; e < 4; e++) {
 			seen[e] |= next[e];
 			at[e] = next[e];

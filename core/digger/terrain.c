@@ -50,19 +50,29 @@ int dig_terrain_by_name(const char *name)
 	return -1;
 }
 
+/* Runs cell's on_enter hook for machine m on a copy of `s` into *after;
+ * false when the cell has no hook. */
+static bool visit_copy(const dig_level *lv, const dig_state *s, int cell, int m, dig_state *after)
+{
+	const dig_terrain_ops *ops = dig_terrain_of(lv->terrain[cell]);
+	if (!ops || !ops->on_enter)
+		return false;
+	*after = *s;
+	dig_cmd cmd;
+	cmd.nlog = 0;
+	cmd.moved = (uint8_t)(1u << m);
+	cmd.entered = UINT64_C(1) << cell;
+	ops->on_enter(lv, after, &cmd, cell, m);
+	return true;
+}
+
 /* See terrain.h: one on_enter call on a copy of `s`, compared with `s`. */
 void dig_terrain_gift(const dig_level *lv, const dig_state *s, int cell, dig_gift *out)
 {
 	memset(out, 0, sizeof *out);
-	const dig_terrain_ops *ops = dig_terrain_of(lv->terrain[cell]);
-	if (!ops || !ops->on_enter)
+	dig_state after;
+	if (!visit_copy(lv, s, cell, 0, &after))
 		return;
-	dig_state after = *s;
-	dig_cmd cmd;
-	cmd.nlog = 0;
-	cmd.moved = 1;
-	cmd.entered = UINT64_C(1) << cell;
-	ops->on_enter(lv, &after, &cmd, cell, 0);
 	for (int i = 0; i < dig_slots(lv); i++)
 		if (after.uses[i] > s->uses[i])
 			out->slots |= UINT32_C(1) << i;
@@ -96,18 +106,9 @@ int dig_terrain_check_mask(const dig_level *lv, int cell, const char *name, sf_e
 uint8_t dig_terrain_counters(const dig_level *lv, const dig_state *s, int cell)
 {
 	uint8_t mask = 0;
-	const dig_terrain_ops *ops = dig_terrain_of(lv->terrain[cell]);
-	if (!ops || !ops->on_enter || s->web_left[cell] == 0)
-		return 0;
-	for (int m = 0; m < lv->machines; m++) {
-		dig_state after = *s;
-		dig_cmd cmd;
-		cmd.nlog = 0;
-		cmd.moved = (uint8_t)(1u << m);
-		cmd.entered = UINT64_C(1) << cell;
-		ops->on_enter(lv, &after, &cmd, cell, m);
-		if (after.web_left[cell] < s->web_left[cell])
+	dig_state after;
+	for (int m = 0; s->web_left[cell] > 0 && m < lv->machines; m++)
+		if (visit_copy(lv, s, cell, m, &after) && after.web_left[cell] < s->web_left[cell])
 			mask |= (uint8_t)(1u << m);
-	}
 	return mask;
 }
