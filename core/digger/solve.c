@@ -23,19 +23,25 @@
  * first winning state expanded is an optimum. That is DIG_BOUND_NEAREST, the
  * first solver's bound. The default, DIG_BOUND_ASSIGN, adds the assignment
  * bound (bound_assign below): the gold shared among the machines so that
- * each reaches its gold, and each pair of its gold, within k moves, k as
- * small as possible; a web needing v more visits costs the loops back into
- * it, and under no_shuffle the distances never reverse. It is at least the
- * nearest bound and consistent too. States are queued with the nearest
- * bound and get the assignment bound when they come up for expansion
+ * each reaches its gold, and each pair of its gold, within k moves, and the
+ * taps of each direction cover the most steps that way any machine needs
+ * (a tap moves everybody it moves the same way), k as small as possible; a
+ * web needing v more visits costs the loops back into it, and under
+ * no_shuffle the distances never reverse. It is at least the nearest bound
+ * and consistent too. States are queued with the nearest bound (or their
+ * parent's bound less one, when that is more: consistency makes it a
+ * bound) and get the assignment bound when they come up for expansion
  * (REFINED), back in the queue when it raises f: most stored states are
  * never expanded and never pay for it. Its distances are cached per set of
  * usable moves. A search that has expanded JOINT_AFTER states builds the
  * pair tables (joint_build: for two machines, the taps to reach two gold
  * when a tap moves only the machines on its line) and from then on the
  * assignment must fit them too; the open states are refined again, so the
- * order stays that of a consistent bound. docs/digger.md has what each
- * part bought on hardest levels and why the bounds stay below the optimum.
+ * order stays that of a consistent bound. Among states of equal f the
+ * deepest come first (deepest_first), so that the last layer, the one
+ * holding an optimum, is walked straight to it. docs/digger.md has what
+ * each part bought on hardest levels and why the bounds stay below the
+ * optimum.
  *
  * Pruning, every rule of it safe: a state is never stored when it cannot
  * win (no turns left; the bound exceeds the turns or the arrow uses that
@@ -94,7 +100,7 @@
 #define REFINED 2u /* node flag: its f holds the assignment bound, not only the nearest */
 #define NO_NODE UINT32_MAX
 #define CHAIN_MAX 64  /* stored states compared per new state for dominance */
-#define PAIR_CACHE 64 /* gold-to-gold distance matrices kept, direct-mapped by moves */
+#define PAIR_CACHE 1024   /* distance sets kept, direct-mapped by moves */
 #define JOINT_AFTER 16384 /* states expanded before the pair tables are built */
 #define JOINT_GOLD 18     /* more gold than this (expert places 18 at most): no pair tables */
 
@@ -135,6 +141,7 @@ typedef struct solver {
 	int gain[DIG_MAX_CELLS];       /* turns given */
 	bool one_shot[DIG_MAX_CELLS];  /* the gift ends once the cell is spent */
 	uint64_t line[DIG_MAX_ARROWS]; /* cells slot i acts on that can step its way */
+	int8_t off[4][DIG_MAX_CELLS];  /* cell c's coordinate along direction d */
 	uint64_t grid;                 /* every cell */
 	uint64_t gold_all;             /* the level's gold cells */
 	dig_state start;               /* the level's initial state: what cells give */
@@ -147,9 +154,12 @@ typedef struct solver {
 	uint8_t *tap;
 	uint8_t *g;     /* taps from the start */
 	uint8_t *flags; /* EXPANDED, REFINED */
+	uint8_t *least; /* a lower bound on the taps to win: the parent's bound - 1 */
 	int16_t *turns_left;
 	uint32_t count, cap;
 	bucket open[F_MAX];
+	uint32_t *scratch; /* deepest_first's, scratch_cap nodes */
+	uint32_t scratch_cap;
 	table by_key, by_rest;
 
 	/* the bound */
@@ -161,9 +171,11 @@ typedef struct solver {
 	 * per (cell, direction arrived in + 1), worked out when first asked */
 	uint8_t *dist;
 	size_t dist_size; /* bytes of one set */
-	uint64_t dist_can[PAIR_CACHE][4];
-	bool dist_used[PAIR_CACHE];
-	uint64_t row_done[PAIR_CACHE][(DIG_MAX_CELLS * 5 + 63) / 64];
+	struct dist_set {
+		uint64_t can[4]; /* the moves it was worked out under */
+		bool used;
+		uint64_t row_done[(DIG_MAX_CELLS * 5 + 63) / 64];
+	} * dist_set; /* PAIR_CACHE of them, beside dist */
 	/* joint[(a * ngold + b) * cells * cells + p * cells + q]: the fewest
 	 * taps after which a machine from p has entered gold a and another
 	 * from q gold b (joint_build); NULL until built */
@@ -306,6 +318,7 @@ static int grow_nodes(solver *sv)
 	RESIZE(sv, tap, cap);
 	RESIZE(sv, g, cap);
 	RESIZE(sv, flags, cap);
+	RESIZE(sv, least, cap);
 	RESIZE(sv, turns_left, cap);
 	sv->cap = cap;
 	return 0;
@@ -378,11 +391,14 @@ static void solver_free(solver *sv)
 	free(sv->tap);
 	free(sv->g);
 	free(sv->flags);
+	free(sv->least);
 	free(sv->turns_left);
 	free(sv->by_key.slot);
 	free(sv->by_rest.slot);
 	free(sv->dist);
+	free(sv->dist_set);
 	free(sv->joint);
+	free(sv->scratch);
 	for (int f = 0; f < F_MAX; f++)
 		free(sv->open[f].node);
 }
@@ -428,6 +444,13 @@ static void layout(solver *sv)
 		if (sv->start.web_left[c])
 			sv->web_cell[sv->nweb++] = (uint8_t)c;
 	}
+	for (int c = 0; c < sv->cells; c++) {
+		int x = c % lv->w, y = c / lv->w;
+		sv->off[DIG_UP][c] = (int8_t)-y;
+		sv->off[DIG_RIGHT][c] = (int8_t)x;
+		sv->off[DIG_DOWN][c] = (int8_t)y;
+		sv->off[DIG_LEFT][c] = (int8_t)-x;
+	}
 	sv->grid = sv->cells == 64 ? UINT64_MAX : (UINT64_C(1) << sv->cells) - 1;
 	for (int i = 0; i < slots; i++) {
 		if ((live >> i) & 1u)
@@ -467,6 +490,7 @@ static uint64_t shift(const solver *sv, uint64_t from, int dir)
 typedef struct relax {
 	uint64_t can[4]; /* cells a machine can leave in direction d */
 	int limit;       /* taps available at most: turns (with gifts) and uses */
+	int way[4];      /* taps available each way at most: uses (with gifts) */
 } relax;
 
 /*
@@ -481,9 +505,11 @@ static bool relax_of(const solver *sv, const dig_state *s, relax *rx)
 		return false; /* no tap is valid, so nothing more can be given either */
 	int turns = s->turns_left, uses = 0;
 	uint32_t usable = 0;
+	memset(rx->way, 0, sizeof rx->way);
 	for (int i = 0; i < sv->nlive; i++) {
 		int slot = sv->live_slot[i];
 		uses += s->uses[slot];
+		rx->way[sv->lv->arrow[slot].dir] += s->uses[slot];
 		usable |= (uint32_t)(s->uses[slot] != 0) << slot;
 	}
 	for (int i = 0; i < sv->ngift; i++) {
@@ -491,8 +517,10 @@ static bool relax_of(const solver *sv, const dig_state *s, relax *rx)
 		if (sv->one_shot[c] && ((s->spent >> c) & 1u))
 			continue;
 		turns += sv->gain[c];
-		for (uint32_t b = sv->gives[c]; b; b &= b - 1)
+		for (uint32_t b = sv->gives[c]; b; b &= b - 1) {
 			uses++;
+			rx->way[sv->lv->arrow[__builtin_ctz(b)].dir]++;
+		}
 		usable |= sv->gives[c];
 	}
 	memset(rx->can, 0, sizeof rx->can);
@@ -631,18 +659,25 @@ static int moves_of(solver *sv, const relax *rx)
 	if (!sv->dist) {
 		sv->dist_size = (size_t)sv->ngold * (size_t)(sv->ngold + sv->cells * 5);
 		sv->dist = malloc((size_t)PAIR_CACHE * sv->dist_size);
-		if (!sv->dist)
+		sv->dist_set = calloc(PAIR_CACHE, sizeof *sv->dist_set);
+		if (!sv->dist || !sv->dist_set) {
+			free(sv->dist);
+			free(sv->dist_set);
+			sv->dist = NULL;
+			sv->dist_set = NULL;
 			return -1;
+		}
 	}
 	uint64_t h = HASH_SEED;
 	for (int d = 0; d < 4; d++)
 		h = (h ^ rx->can[d]) * 0x94d049bb133111ebULL;
 	int i = (int)(hash_end(h) % PAIR_CACHE);
-	if (sv->dist_used[i] && !memcmp(sv->dist_can[i], rx->can, sizeof rx->can))
+	struct dist_set *ds = &sv->dist_set[i];
+	if (ds->used && !memcmp(ds->can, rx->can, sizeof rx->can))
 		return i;
-	memcpy(sv->dist_can[i], rx->can, sizeof rx->can);
-	sv->dist_used[i] = true;
-	memset(sv->row_done[i], 0, sizeof sv->row_done[i]);
+	memcpy(ds->can, rx->can, sizeof rx->can);
+	ds->used = true;
+	memset(ds->row_done, 0, sizeof ds->row_done);
 	uint8_t *m = sv->dist + (size_t)i * sv->dist_size;
 	for (int a = 0; a < sv->ngold; a++)
 		distances(sv, rx, sv->gold_cell[a], -1, m + a * sv->ngold);
@@ -656,9 +691,10 @@ static const uint8_t *row_of(solver *sv, const relax *rx, int i, int cell, int c
 	int r = cell * 5 + came + 1;
 	uint8_t *row =
 		sv->dist + (size_t)i * sv->dist_size + (size_t)sv->ngold * (size_t)(sv->ngold + r);
-	if (!((sv->row_done[i][r >> 6] >> (r & 63)) & 1u)) {
+	uint64_t *done = sv->dist_set[i].row_done;
+	if (!((done[r >> 6] >> (r & 63)) & 1u)) {
 		distances(sv, rx, cell, came, row);
-		sv->row_done[i][r >> 6] |= UINT64_C(1) << (r & 63);
+		done[r >> 6] |= UINT64_C(1) << (r & 63);
 	}
 	return row;
 }
@@ -776,6 +812,12 @@ typedef struct assign {
 	const uint8_t *joint;         /* sv->joint, or NULL */
 	int cells;
 	uint8_t pos[DIG_MAX_MACHINES];
+	int most[4]; /* the most steps one machine needs each way (up, right, ...) */
+	int reach[DIG_MAX_MACHINES][4]; /* the steps machine m needs each way */
+	int axis[2];    /* the most steps one machine needs up and down (0), right and left (1) */
+	const int *way; /* rx->way */
+	const int8_t (*off)[DIG_MAX_CELLS]; /* sv->off */
+	const uint8_t *gold_cell;           /* sv->gold_cell */
 } assign;
 
 /* The shortest relaxed walk out of gold a and back in. */
@@ -844,17 +886,36 @@ static int assign_from(assign *as, int j)
 		return 1;
 	if (++as->steps > ASSIGN_STEPS)
 		return -1;
-	int a = as->list[j];
+	int a = as->list[j], ga = as->gold_cell[a];
 	for (int m = 0; m < as->machines; m++) {
 		if (!((as->allow[a] >> m) & 1u) || as->dist[m][a] + as->extra[a] > as->k)
 			continue;
+		/* the taps of each direction: at least the most steps that way
+		 * any machine needs to reach its gold */
+		int pm = as->pos[m], most[4], reach[4], axis[2];
 		bool fits = true;
+		for (int d = 0; d < 4; d++) {
+			int need = as->off[d][ga] - as->off[d][pm];
+			reach[d] = need > as->reach[m][d] ? need : as->reach[m][d];
+			most[d] = need > as->most[d] ? need : as->most[d];
+			fits &= most[d] <= as->way[d];
+		}
+		int sum = 0;
+		for (int x = 0; x < 2; x++) {
+			int one = reach[x] + reach[x + 2] +
+				  (reach[x] < reach[x + 2] ? reach[x] : reach[x + 2]);
+			axis[x] = one > as->axis[x] ? one : as->axis[x];
+			int both = most[x] + most[x + 2];
+			sum += both > axis[x] ? both : axis[x];
+		}
+		if (!fits || sum > as->k)
+			continue;
 		for (int t = 0; fits && t < as->ntook[m]; t++)
 			fits = pair_cost(as, m, a, as->took[m][t]) <= as->k;
 		/* with the pair tables: a and each gold another machine took */
 		const uint8_t *row =
 			as->joint ? as->joint + (size_t)a * as->ngold * as->cells * as->cells +
-					    (size_t)as->pos[m] * as->cells
+					    (size_t)pm * as->cells
 				  : NULL;
 		for (int m2 = 0; row && fits && m2 < as->machines; m2++)
 			for (int t = 0; m2 != m && fits && t < as->ntook[m2]; t++)
@@ -862,9 +923,19 @@ static int assign_from(assign *as, int j)
 					   as->pos[m2]] <= as->k;
 		if (!fits)
 			continue;
+		int was_most[4], was_reach[4], was_axis[2];
+		memcpy(was_most, as->most, sizeof most);
+		memcpy(was_reach, as->reach[m], sizeof reach);
+		memcpy(was_axis, as->axis, sizeof axis);
+		memcpy(as->most, most, sizeof most);
+		memcpy(as->reach[m], reach, sizeof reach);
+		memcpy(as->axis, axis, sizeof axis);
 		as->took[m][as->ntook[m]++] = (uint8_t)a;
 		int r = assign_from(as, j + 1);
 		as->ntook[m]--;
+		memcpy(as->most, was_most, sizeof most);
+		memcpy(as->reach[m], was_reach, sizeof reach);
+		memcpy(as->axis, was_axis, sizeof axis);
 		if (r != 0)
 			return r;
 	}
@@ -879,9 +950,26 @@ static int assign_from(assign *as, int j)
  * them plus the distance from that one to the other. The bound is the
  * least k for which every remaining gold can go to a machine so that each
  * machine reaches each of its gold, and each pair of them, within k: tried
- * k = the nearest bound, then upwards. Every k below the answer was
- * refuted, so the answer never overestimates, also when the search gives
- * up (ASSIGN_STEPS) and returns the k it reached.
+ * k = the nearest bound (or `least`, a bound already known for the state,
+ * when that is more), then upwards. Every k below the answer was refuted
+ * or lies below `least`, so the answer never overestimates, also when the
+ * search gives up (ASSIGN_STEPS) and returns the k it reached.
+ *
+ * Directions (issue 16): a tap moves every machine it moves the same way,
+ * so the taps that move anybody up are at least the most up-steps one
+ * machine needs, and likewise for the other three ways; the four add up.
+ * A machine that collects gold a needs at least as many steps up as a lies
+ * rows above it (and so on), so with the assignment the taps are at least
+ * the sum over the four ways of the most any machine needs for its gold
+ * (as->most), and no way's most may pass the uses left on the arrows
+ * pointing that way (rx->way, gifts counted). Along one axis a machine
+ * whose gold lies on both sides of it goes to one side and back past its
+ * start to the other (r + l + min(r, l) steps for r right and l left), so
+ * each axis costs at least the larger of that for one machine
+ * (as->axis) and the two ways' most added; the two axes add up. A tap in
+ * one way lowers that way's terms by at most one and can only raise the
+ * opposite way's, and spends one use of that way, so these terms are
+ * consistent too.
  *
  * Webs (issue 16): gold whose web_left is v > 0 needs v more counted
  * entries, and the one that wears it through collects it, so only the
@@ -897,7 +985,7 @@ static int assign_from(assign *as, int j)
  * least one loop; so every cost term drops by at most one per tap, and an
  * assignment within k after the tap is one within k + 1 before it.
  */
-static int bound_assign(solver *sv, const dig_state *s, const relax *rx, int far)
+static int bound_assign(solver *sv, const dig_state *s, const relax *rx, int far, int least)
 {
 	assign as;
 	as.n = 0;
@@ -919,6 +1007,12 @@ static int bound_assign(solver *sv, const dig_state *s, const relax *rx, int far
 	as.joint = sv->joint;
 	as.cells = sv->cells;
 	memcpy(as.pos, s->pos, sizeof as.pos);
+	memset(as.most, 0, sizeof as.most);
+	memset(as.reach, 0, sizeof as.reach);
+	memset(as.axis, 0, sizeof as.axis);
+	as.way = rx->way;
+	as.off = sv->off;
+	as.gold_cell = sv->gold_cell;
 	as.pair = sv->dist + (size_t)set * sv->dist_size;
 	for (int m = 0; m < sv->machines; m++) {
 		const uint8_t *row =
@@ -961,7 +1055,7 @@ static int bound_assign(solver *sv, const dig_state *s, const relax *rx, int far
 			as.list[t - 1] = x;
 		}
 	as.steps = 0;
-	for (as.k = far; as.k <= rx->limit; as.k++) {
+	for (as.k = far > least ? far : least; as.k <= rx->limit; as.k++) {
 		bool fit = true;
 		for (int i = 0; fit && i < nshared; i++)
 			fit = entries_fit(&as, shared[i]);
@@ -981,7 +1075,7 @@ static int bound_assign(solver *sv, const dig_state *s, const relax *rx, int far
  * Other machines, terrain and path rules are ignored, so it never
  * overestimates; a gold not reached at all is unreachable for good.
  */
-static int bound(solver *sv, const dig_state *s, bool full)
+static int bound(solver *sv, const dig_state *s, bool full, int least)
 {
 	if (s->gold == 0)
 		return 0;
@@ -991,7 +1085,7 @@ static int bound(solver *sv, const dig_state *s, bool full)
 	int far = bound_nearest(sv, s, &rx);
 	if (far < 0 || !full || sv->which == DIG_BOUND_NEAREST)
 		return far;
-	return bound_assign(sv, s, &rx, far);
+	return bound_assign(sv, s, &rx, far, least);
 }
 
 /* ---- search ---- */
@@ -1030,7 +1124,7 @@ static bool uses_cover(const solver *sv, uint32_t a, const uint8_t *key)
  * max_states, or SF_ENOMEM.
  */
 static int offer(solver *sv, const uint8_t *key, const dig_state *st, uint32_t from, int slot,
-		 int g, int f, uint64_t max_states)
+		 int g, int least, int f, uint64_t max_states)
 {
 	int left = st->turns_left;
 	uint64_t run = hash_run(HASH_SEED, key, sv->rest_len);
@@ -1041,8 +1135,10 @@ static int offer(solver *sv, const uint8_t *key, const dig_state *st, uint32_t f
 	int b;
 	if (*at_key) {
 		n = (uint32_t)*at_key - 1;
-		if ((sv->flags[n] & EXPANDED) || sv->g[n] <= g || (b = bound(sv, st, false)) < 0)
+		if ((sv->flags[n] & EXPANDED) || sv->g[n] <= g || (b = bound(sv, st, false, 0)) < 0)
 			return 0;
+		if (sv->least[n] > least)
+			least = sv->least[n];
 	} else {
 		uint64_t *at_rest = table_slot(sv, &sv->by_rest, key, h_rest);
 		uint32_t head = *at_rest ? (uint32_t)*at_rest - 1 : NO_NODE;
@@ -1051,7 +1147,7 @@ static int offer(solver *sv, const uint8_t *key, const dig_state *st, uint32_t f
 		     a = sv->same_rest[a], seen++)
 			if (sv->g[a] <= g && sv->turns_left[a] >= left && uses_cover(sv, a, key))
 				return 0;
-		if ((b = bound(sv, st, false)) < 0)
+		if ((b = bound(sv, st, false, 0)) < 0)
 			return 0;
 		if (sv->count >= max_states)
 			return 1;
@@ -1077,8 +1173,41 @@ static int offer(solver *sv, const uint8_t *key, const dig_state *st, uint32_t f
 	sv->g[n] = (uint8_t)g;
 	sv->flags[n] = 0;
 	sv->turns_left[n] = (int16_t)left;
+	sv->least[n] = (uint8_t)least;
+	if (b < least)
+		b = least;
 	int nf = g + b < f ? f : g + b;
 	return push(&sv->open[nf < F_MAX ? nf : F_MAX - 1], n);
+}
+
+/*
+ * Orders bucket b, the open states of the f about to be expanded, so that
+ * the deepest (most taps so far, so the least bound left) come off first
+ * (a stable counting sort by g; pops take the end). Among equal f the
+ * deep ones are nearer a win: in the last layer, where an optimum lies,
+ * the search then walks to it instead of trying the shallow states first.
+ * States offered at this f while it is expanded go on top, deeper still.
+ */
+static int deepest_first(solver *sv, bucket *b)
+{
+	if (b->len < 2)
+		return 0;
+	if (b->len > sv->scratch_cap) {
+		uint32_t *p = realloc(sv->scratch, (size_t)b->cap * sizeof *p);
+		if (!p)
+			return SF_ENOMEM;
+		sv->scratch = p;
+		sv->scratch_cap = b->cap;
+	}
+	uint32_t at[DIG_MAX_TURNS + 2] = { 0 };
+	for (uint32_t i = 0; i < b->len; i++)
+		at[sv->g[b->node[i]] + 1]++;
+	for (int g = 1; g <= DIG_MAX_TURNS + 1; g++)
+		at[g] += at[g - 1];
+	for (uint32_t i = 0; i < b->len; i++)
+		sv->scratch[at[sv->g[b->node[i]]]++] = b->node[i];
+	memcpy(b->node, sv->scratch, (size_t)b->len * sizeof *b->node);
+	return 0;
 }
 
 /*
@@ -1134,15 +1263,18 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 	sv.by_rest.len = sv.rest_len;
 	if (grow_nodes(&sv) != 0 || grow_table(&sv.by_key) != 0 || grow_table(&sv.by_rest) != 0)
 		goto fail;
-	if (bound(&sv, &sv.from, true) < 0) {
+	if (bound(&sv, &sv.from, true, 0) < 0) {
 		out->status = DIG_UNSOLVABLE;
 		goto done;
 	}
 	encode(&sv, &sv.from, key);
-	if ((rc = offer(&sv, key, &sv.from, 0, 0, 0, 0, max_states)) != 0)
+	if ((rc = offer(&sv, key, &sv.from, 0, 0, 0, 0, 0, max_states)) != 0)
 		goto stop;
+
 	for (int f = 0; f < F_MAX; f++) {
 		bucket *open = &sv.open[f];
+		if (which != DIG_BOUND_NEAREST && (rc = deepest_first(&sv, open)) != 0)
+			goto stop; /* (the nearest bound keeps the first solver's order) */
 		while (open->len > 0) {
 			uint32_t n = open->node[--open->len];
 			if (sv.flags[n] & EXPANDED)
@@ -1154,11 +1286,12 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 				 * stored states are never expanded); now the full
 				 * one, and back in the queue if it moves f up. */
 				sv.flags[n] |= REFINED;
-				int b = bound(&sv, &s, true);
+				int b = bound(&sv, &s, true, sv.least[n]);
 				if (b < 0) {
 					sv.flags[n] |= EXPANDED;
 					continue;
 				}
+				sv.least[n] = (uint8_t)b;
 				if (g + b > f) {
 					int nf = g + b < F_MAX ? g + b : F_MAX - 1;
 					if ((rc = push(&sv.open[nf], n)) != 0)
@@ -1204,7 +1337,8 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 					goto done;
 				}
 				encode(&sv, &s, key);
-				rc = offer(&sv, key, &s, n, slot, g + 1, f, max_states);
+				rc = offer(&sv, key, &s, n, slot, g + 1,
+					   sv.least[n] > 0 ? sv.least[n] - 1 : 0, f, max_states);
 				dig_arrow_undo(&s, &cmd);
 				if (rc != 0)
 					goto stop;
