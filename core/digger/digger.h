@@ -210,9 +210,10 @@ int dig_solve_from(const dig_level *lv, const dig_state *from, uint64_t max_stat
  * be shared among the machines so that each reaches its gold, and each pair
  * of its gold, within k moves (a web's visits counted, walks that never
  * reverse under no_shuffle), the taps of each direction at least the most
- * steps that way any machine needs for its gold, and, once a search has expanded 16384 states,
- * each two gold of two machines within k taps that move only the machines
- * on the tapped line (the pair tables); DIG_BOUND_NEAREST, the first
+ * steps that way any machine needs for its gold, and, once a search has
+ * expanded 16384 states, each two gold of two machines within k taps that
+ * move only the machines on the tapped line (the pair tables);
+ * DIG_BOUND_NEAREST, the first
  * solver's, the farthest gold's distance to its nearest machine (kept as
  * the baseline of bench_digger and the tests); DIG_BOUND_PAIRS, the default
  * with the pair tables from the first state on (for the tests).

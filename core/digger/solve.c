@@ -796,6 +796,15 @@ static bool joint_build(solver *sv)
 	return true;
 }
 
+/* What the gold taken so far asks of the directions (bound_assign's note,
+ * "Directions"): per way (DIG_UP .. DIG_LEFT) the most steps one machine
+ * needs; per axis (0 up and down, 1 right and left) the most one machine
+ * needs along it. */
+typedef struct dir_need {
+	int most[4];
+	int axis[2];
+} dir_need;
+
 /* The backtracking search of bound_assign: can gold list[j..n) each go to
  * a machine within k moves, given what the machines already took? */
 typedef struct assign {
@@ -812,10 +821,9 @@ typedef struct assign {
 	const uint8_t *joint;         /* sv->joint, or NULL */
 	int cells;
 	uint8_t pos[DIG_MAX_MACHINES];
-	int most[4]; /* the most steps one machine needs each way (up, right, ...) */
-	int reach[DIG_MAX_MACHINES][4]; /* the steps machine m needs each way */
-	int axis[2];    /* the most steps one machine needs up and down (0), right and left (1) */
-	const int *way; /* rx->way */
+	dir_need dirs;                      /* what the gold taken so far asks of the directions */
+	int reach[DIG_MAX_MACHINES][4];     /* per machine: the most steps each way to its gold */
+	const int *way;                     /* rx->way */
 	const int8_t (*off)[DIG_MAX_CELLS]; /* sv->off */
 	const uint8_t *gold_cell;           /* sv->gold_cell */
 } assign;
@@ -879,6 +887,37 @@ static bool entries_fit(const assign *as, int a)
 	return entries >= as->need[a] && as->k - first + 1 >= as->need[a];
 }
 
+/*
+ * Machine m taking gold cell ga as well: reach[] becomes m's steps each
+ * way, *next what all the gold then asks of the directions; false when a
+ * way would need more taps than its arrows have uses, or the two axes
+ * together more than k.
+ */
+static bool dirs_fit(const assign *as, int m, int ga, int reach[4], dir_need *next)
+{
+	*next = as->dirs;
+	memcpy(reach, as->reach[m], sizeof as->reach[m]);
+	int pm = as->pos[m], sum = 0;
+	for (int d = 0; d < 4; d++) {
+		int need = as->off[d][ga] - as->off[d][pm];
+		if (need > reach[d])
+			reach[d] = need;
+		if (need > next->most[d])
+			next->most[d] = need;
+		if (next->most[d] > as->way[d])
+			return false;
+	}
+	for (int x = 0; x < 2; x++) {
+		int r = reach[x], l = reach[x + 2];
+		int one = r + l + (r < l ? r : l);
+		if (one > next->axis[x])
+			next->axis[x] = one;
+		int both = next->most[x] + next->most[x + 2];
+		sum += both > next->axis[x] ? both : next->axis[x];
+	}
+	return sum <= as->k;
+}
+
 /* 1: an assignment exists; 0: none; -1: out of steps (undecided). */
 static int assign_from(assign *as, int j)
 {
@@ -890,32 +929,17 @@ static int assign_from(assign *as, int j)
 	for (int m = 0; m < as->machines; m++) {
 		if (!((as->allow[a] >> m) & 1u) || as->dist[m][a] + as->extra[a] > as->k)
 			continue;
-		/* the taps of each direction: at least the most steps that way
-		 * any machine needs to reach its gold */
-		int pm = as->pos[m], most[4], reach[4], axis[2];
-		bool fits = true;
-		for (int d = 0; d < 4; d++) {
-			int need = as->off[d][ga] - as->off[d][pm];
-			reach[d] = need > as->reach[m][d] ? need : as->reach[m][d];
-			most[d] = need > as->most[d] ? need : as->most[d];
-			fits &= most[d] <= as->way[d];
-		}
-		int sum = 0;
-		for (int x = 0; x < 2; x++) {
-			int one = reach[x] + reach[x + 2] +
-				  (reach[x] < reach[x + 2] ? reach[x] : reach[x + 2]);
-			axis[x] = one > as->axis[x] ? one : as->axis[x];
-			int both = most[x] + most[x + 2];
-			sum += both > axis[x] ? both : axis[x];
-		}
-		if (!fits || sum > as->k)
+		dir_need next;
+		int reach[4];
+		if (!dirs_fit(as, m, ga, reach, &next))
 			continue;
+		bool fits = true;
 		for (int t = 0; fits && t < as->ntook[m]; t++)
 			fits = pair_cost(as, m, a, as->took[m][t]) <= as->k;
 		/* with the pair tables: a and each gold another machine took */
 		const uint8_t *row =
 			as->joint ? as->joint + (size_t)a * as->ngold * as->cells * as->cells +
-					    (size_t)pm * as->cells
+					    (size_t)as->pos[m] * as->cells
 				  : NULL;
 		for (int m2 = 0; row && fits && m2 < as->machines; m2++)
 			for (int t = 0; m2 != m && fits && t < as->ntook[m2]; t++)
@@ -923,19 +947,16 @@ static int assign_from(assign *as, int j)
 					   as->pos[m2]] <= as->k;
 		if (!fits)
 			continue;
-		int was_most[4], was_reach[4], was_axis[2];
-		memcpy(was_most, as->most, sizeof most);
+		dir_need was = as->dirs;
+		int was_reach[4];
 		memcpy(was_reach, as->reach[m], sizeof reach);
-		memcpy(was_axis, as->axis, sizeof axis);
-		memcpy(as->most, most, sizeof most);
+		as->dirs = next;
 		memcpy(as->reach[m], reach, sizeof reach);
-		memcpy(as->axis, axis, sizeof axis);
 		as->took[m][as->ntook[m]++] = (uint8_t)a;
 		int r = assign_from(as, j + 1);
 		as->ntook[m]--;
-		memcpy(as->most, was_most, sizeof most);
+		as->dirs = was;
 		memcpy(as->reach[m], was_reach, sizeof reach);
-		memcpy(as->axis, was_axis, sizeof axis);
 		if (r != 0)
 			return r;
 	}
@@ -1007,9 +1028,8 @@ static int bound_assign(solver *sv, const dig_state *s, const relax *rx, int far
 	as.joint = sv->joint;
 	as.cells = sv->cells;
 	memcpy(as.pos, s->pos, sizeof as.pos);
-	memset(as.most, 0, sizeof as.most);
+	memset(&as.dirs, 0, sizeof as.dirs);
 	memset(as.reach, 0, sizeof as.reach);
-	memset(as.axis, 0, sizeof as.axis);
 	as.way = rx->way;
 	as.off = sv->off;
 	as.gold_cell = sv->gold_cell;
