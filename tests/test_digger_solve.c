@@ -399,7 +399,9 @@ static void test_generated_against_bfs(void **state)
  * The default bound builds its pair tables only once a search has expanded
  * 16384 states, and from then on orders the open states by the stronger
  * bound: on hardest levels whose search gets that far, the same optimum as
- * the first solver's nearest bound.
+ * the first solver's nearest bound (on the first three where that one
+ * decides within 1 000 000 states: since the lone-machine test few hardest
+ * searches get that far, and the nearest bound cannot prove some).
  */
 static void test_pair_tables_mid_search(void **state)
 {
@@ -407,7 +409,7 @@ static void test_pair_tables_mid_search(void **state)
 	dig_gen_params p;
 	dig_gen_params_default(&p, DIG_HARDEST);
 	int long_searches = 0;
-	for (uint64_t seed = 1; seed <= 40 && long_searches < 3; seed++) {
+	for (uint64_t seed = 1; seed <= 100 && long_searches < 3; seed++) {
 		static dig_puzzle pz;
 		sf_err err = { 0 };
 		dig_solve_result res, old;
@@ -416,8 +418,10 @@ static void test_pair_tables_mid_search(void **state)
 		if (res.states < 16384)
 			continue;
 		assert_int_equal(
-			dig_solve_with(&pz.level, NULL, 3000000, DIG_BOUND_NEAREST, &old, &err), 0);
+			dig_solve_with(&pz.level, NULL, 1000000, DIG_BOUND_NEAREST, &old, &err), 0);
 		assert_int_equal(res.status, DIG_SOLVED);
+		if (old.status == DIG_UNKNOWN)
+			continue; /* the oracle's budget ran out: compare on the next */
 		if (old.status != DIG_SOLVED || old.turns != res.turns)
 			fail_msg("hardest seed %llu: the default (%llu states) says %d taps, the "
 				 "nearest bound status %d in %d",
@@ -533,8 +537,11 @@ static void test_state_budget(void **state)
 		assert_int_equal(res.status, DIG_UNKNOWN);
 		assert_int_equal(res.turns, 0);
 	}
-	/* Unsolvable with a budget too small to prove it: unknown. */
-	assert_int_equal(dig_picture("@0 . . ./. # # #/. # $ .", 3, 20, &lv), 0);
+	/* Unsolvable with a budget too small to prove it: unknown. Each
+	 * machine alone reaches its gold in 3 of the 4 turns (so the
+	 * lone-machine test cannot call it dead at the start), but the two
+	 * need 5 taps together. */
+	assert_int_equal(dig_picture("@0 . . $/. . . ./@1 . . $", 3, 4, &lv), 0);
 	assert_int_equal(dig_solve(&lv, 10000000, &res, &err), 0);
 	assert_int_equal(res.status, DIG_UNSOLVABLE);
 	assert_true(res.states > 3);

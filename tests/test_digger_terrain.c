@@ -57,6 +57,21 @@ static void test_terrain_contract(void **state)
 					ops->on_enter(&lv, &after, &cmd, cell, 0);
 				}
 				dig_terrain_gift(&lv, &after, cell, &second);
+				/* can_enter reads the level only (the solver's
+				 * lone-machine test asks it once, at the start). */
+				for (int m = 0; m < 2 && ops->can_enter; m++) {
+					dig_state w = after;
+					w.frozen = 3;
+					w.spent = ~UINT64_C(0);
+					w.turns_left = 1;
+					w.pos[m] = (uint8_t)dig_cell(&lv, 3, 1);
+					memset(w.uses, 0, sizeof w.uses);
+					if (ops->can_enter(&lv, &w, cell, m) !=
+					    ops->can_enter(&lv, &s, cell, m))
+						fail_msg("%s (param %d, mask %d): can_enter for "
+							 "machine %d depends on the state",
+							 ops->name, param, mask, m);
+				}
 				if (first.slots || first.turns) {
 					gives = true;
 					assert_true(first.one_shot);

@@ -216,7 +216,10 @@ int dig_solve_from(const dig_level *lv, const dig_state *from, uint64_t max_stat
  * DIG_BOUND_NEAREST, the first
  * solver's, the farthest gold's distance to its nearest machine (kept as
  * the baseline of bench_digger and the tests); DIG_BOUND_PAIRS, the default
- * with the pair tables from the first state on (for the tests).
+ * with the pair tables from the first state on (for the tests). Every bound
+ * but DIG_BOUND_NEAREST also drops the states the lone-machine test proves
+ * dead (some gold out of reach of each machine walking alone with the
+ * arrow uses left).
  */
 typedef enum dig_bound { DIG_BOUND_ASSIGN = 0, DIG_BOUND_NEAREST, DIG_BOUND_PAIRS } dig_bound;
 /* dig_solve_from (from NULL: the start) with the bound `which`. */

@@ -39,7 +39,13 @@
  * assignment must fit them too; the open states are refined again, so the
  * order stays that of a consistent bound. Among states of equal f the
  * deepest come first (deepest_first), so that the last layer, the one
- * holding an optimum, is walked straight to it. docs/digger.md has what
+ * holding an optimum, is walked straight to it. A state about to be
+ * expanded first passes the lone-machine test (lone_dead; not with
+ * DIG_BOUND_NEAREST): when some gold is out of reach of every machine
+ * walking on its own, each arrow's uses counted along its walk, the state
+ * is dead and dropped with everything it leads to. The relaxed distances
+ * count an arrow with one use left as usable for ever; in a long hardest
+ * search most expanded states were dead for that reason. docs/digger.md has what
  * each part bought on hardest levels and why the bounds stay below the
  * optimum.
  *
@@ -180,6 +186,16 @@ typedef struct solver {
 	 * taps after which a machine from p has entered gold a and another
 	 * from q gold b (joint_build); NULL until built */
 	uint8_t *joint;
+
+	/* the lone-machine test (lone_dead) */
+	uint64_t enter[DIG_MAX_MACHINES]; /* cells machine m may step into (can_enter) */
+	uint8_t nexit[DIG_MAX_CELLS];     /* live slots that move a machine off cell c */
+	struct exit {
+		uint8_t live; /* index into live_slot */
+		uint8_t to;   /* the cell it steps into */
+		uint8_t dir;
+	} exit[DIG_MAX_CELLS][4];
+	struct lone *lone; /* the test's nodes, allocated on first use */
 } solver;
 
 /* ---- keys ---- */
@@ -398,6 +414,7 @@ static void solver_free(solver *sv)
 	free(sv->dist);
 	free(sv->dist_set);
 	free(sv->joint);
+	free(sv->lone);
 	free(sv->scratch);
 	for (int f = 0; f < F_MAX; f++)
 		free(sv->open[f].node);
@@ -459,6 +476,22 @@ static void layout(solver *sv)
 			int c = __builtin_ctzll(l);
 			if (dig_step(lv, c, lv->arrow[i].dir) >= 0)
 				sv->line[i] |= UINT64_C(1) << c;
+		}
+	}
+	for (int m = 0; m < sv->machines; m++)
+		for (int c = 0; c < sv->cells; c++) {
+			const dig_terrain_ops *ops = dig_terrain_of(lv->terrain[c]);
+			if (!ops || !ops->can_enter || ops->can_enter(lv, &sv->start, c, m))
+				sv->enter[m] |= UINT64_C(1) << c;
+		}
+	for (int i = 0; i < sv->nlive; i++) {
+		int slot = sv->live_slot[i], dir = lv->arrow[slot].dir;
+		for (uint64_t l = sv->line[slot]; l; l &= l - 1) {
+			int c = __builtin_ctzll(l);
+			struct exit *e = &sv->exit[c][sv->nexit[c]++];
+			e->live = (uint8_t)i;
+			e->to = (uint8_t)dig_step(lv, c, dir);
+			e->dir = (uint8_t)dir;
 		}
 	}
 	int rest = sv->machines * (1 + lv->rules.no_shuffle) +
@@ -1088,6 +1121,184 @@ static int bound_assign(solver *sv, const dig_state *s, const relax *rx, int far
 	return -1;
 }
 
+/* ---- the lone-machine test ---- */
+
+#define LONE_NODES 512 /* search nodes per gold, at most (then: not dead) */
+
+/* A node of lone_find's search: a machine's cell, the way it came in (-1:
+ * has not moved, or no no_shuffle), its steps so far, the uses left on
+ * every live slot, and the next node kept at the same cell and way. */
+typedef struct lone_node {
+	uint8_t cell, depth;
+	int8_t came;
+	uint16_t next;
+	uint8_t uses[DIG_MAX_ARROWS];
+} lone_node;
+
+struct lone {
+	lone_node node[LONE_NODES];
+	/* (cell, came + 1) -> stamp << 16 | (node + 1): entries of an older
+	 * search (another stamp) count as empty */
+	uint32_t head[DIG_MAX_CELLS * 5];
+	uint32_t stamp;
+	int len;
+};
+
+/* One search of lone_find: machine m towards gold gi, under the relaxed
+ * distances of set `set`. */
+typedef struct lone_goal {
+	int m, gi, goal, set, limit;
+	const relax *rx;
+} lone_goal;
+
+/* Does a leave at least b's uses on every live slot? */
+static bool lone_covers(const uint8_t *a, const uint8_t *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i] < b[i])
+			return false;
+	return true;
+}
+
+/* Depth-first from node `at`: 1 when the machine can step into the goal,
+ * 0 when not, -1 when the search outgrew LONE_NODES. */
+static int lone_find(solver *sv, const lone_goal *lg, int at)
+{
+	struct lone *ln = sv->lone;
+	const lone_node *p = &ln->node[at];
+	if (p->depth >= lg->limit)
+		return 0;
+	bool no_shuffle = sv->lv->rules.no_shuffle;
+	int order[4], dist[4], nc = 0;
+	for (int e = 0; e < sv->nexit[p->cell]; e++) {
+		const struct exit *x = &sv->exit[p->cell][e];
+		if (!p->uses[x->live] || !((sv->enter[lg->m] >> x->to) & 1u) ||
+		    (p->came >= 0 && x->dir == ((p->came + 2) & 3)))
+			continue;
+		if (x->to == lg->goal)
+			return 1;
+		int d = row_of(sv, lg->rx, lg->set, x->to, no_shuffle ? x->dir : -1)[lg->gi];
+		if (p->depth + 1 + d > lg->limit)
+			continue; /* relaxed distances never exceed the lone walk's */
+		int t = nc++;
+		for (; t > 0 && dist[t - 1] > d; t--) {
+			order[t] = order[t - 1];
+			dist[t] = dist[t - 1];
+		}
+		order[t] = e;
+		dist[t] = d;
+	}
+	for (int i = 0; i < nc; i++) {
+		const struct exit *x = &sv->exit[p->cell][order[i]];
+		if (ln->len == LONE_NODES)
+			return -1;
+		lone_node *q = &ln->node[ln->len];
+		p = &ln->node[at];
+		memcpy(q->uses, p->uses, (size_t)sv->nlive);
+		q->uses[x->live]--;
+		q->depth = (uint8_t)(p->depth + 1);
+		q->came = (int8_t)(no_shuffle ? x->dir : -1);
+		uint32_t *h = &ln->head[x->to * 5 + q->came + 1];
+		uint32_t first = (*h >> 16) == ln->stamp ? *h & 0xFFFFu : 0;
+		bool dominated = false;
+		for (uint32_t k = first; k && !dominated; k = ln->node[k - 1].next)
+			dominated = ln->node[k - 1].depth <= q->depth &&
+				    lone_covers(ln->node[k - 1].uses, q->uses, sv->nlive);
+		if (dominated)
+			continue;
+		q->cell = x->to;
+		q->next = (uint16_t)first;
+		*h = ln->stamp << 16 | (uint32_t)(ln->len + 1);
+		int r = lone_find(sv, lg, ln->len++);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * Whether `s` cannot win because some gold is out of reach of every
+ * machine that may collect it, each machine moving on its own: one step
+ * per tap of a live slot with a use left that acts on its cell, using no
+ * slot more often than it has uses left (the uses that unspent cells can
+ * still give counted as given), into cells it may enter, never straight
+ * back under no_shuffle, at most rx->limit steps. Other machines, freezing
+ * and what visits give besides uses are left out and a web's gold needs
+ * only one entry, so this only adds moves: in a winning play the machine
+ * that collects a gold steps into it along such a walk of its own moves,
+ * each one tap spending a use of a slot that acts on its cell. So a state
+ * called dead is dead, and pruning it changes no optimum (nothing it leads
+ * to can win either). It sees what the relaxed distances cannot: that a
+ * slot's few uses run out along the walk (issue 16: most of the states a
+ * long hardest search expands are dead, most of them for that reason).
+ *
+ * Per gold, per machine that may collect it (nearest first), a depth-first
+ * search over (cell, way in, uses left), steps towards the gold first,
+ * cut where the relaxed distance left (row_of) cannot fit in the limit; a
+ * node that leaves no more uses anywhere than one kept at the same cell
+ * and way, no deeper, is dropped. A gold whose search outgrows LONE_NODES
+ * counts as reachable.
+ */
+static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
+{
+	int set = moves_of(sv, rx);
+	if (set < 0 || (!sv->lone && !(sv->lone = calloc(1, sizeof *sv->lone))))
+		return false;
+	struct lone *ln = sv->lone;
+	bool no_shuffle = sv->lv->rules.no_shuffle;
+	uint8_t uses[DIG_MAX_ARROWS];
+	for (int i = 0; i < sv->nlive; i++)
+		uses[i] = s->uses[sv->live_slot[i]];
+	for (int i = 0; i < sv->ngift; i++) {
+		int c = sv->gift_cell[i];
+		if (sv->one_shot[c] && ((s->spent >> c) & 1u))
+			continue;
+		for (int j = 0; j < sv->nlive; j++)
+			uses[j] = (uint8_t)(uses[j] + ((sv->gives[c] >> sv->live_slot[j]) & 1u));
+	}
+	int came[DIG_MAX_MACHINES];
+	const uint8_t *row[DIG_MAX_MACHINES];
+	for (int m = 0; m < sv->machines; m++) {
+		came[m] = no_shuffle ? came_in(sv->lv, s->prev[m], s->pos[m]) : -1;
+		row[m] = row_of(sv, rx, set, s->pos[m], came[m]);
+	}
+	for (uint64_t g = s->gold; g; g &= g - 1) {
+		lone_goal lg = {
+			.goal = __builtin_ctzll(g), .set = set, .limit = rx->limit, .rx = rx
+		};
+		lg.gi = sv->gold_index[lg.goal];
+		uint8_t allow = s->web_left[lg.goal] ? sv->counters[lg.gi] : 0xFF;
+		uint8_t tried = 0;
+		int r = 0;
+		for (;;) { /* the machines that may collect it, nearest first */
+			lg.m = -1;
+			for (int m = 0; m < sv->machines; m++)
+				if (((allow & ~tried) >> m) & 1u && row[m][lg.gi] <= lg.limit &&
+				    (lg.m < 0 || row[m][lg.gi] < row[lg.m][lg.gi]))
+					lg.m = m;
+			if (lg.m < 0)
+				break;
+			tried |= (uint8_t)(1u << lg.m);
+			if (++ln->stamp > 0xFFFFu) { /* wrapped: forget every older entry */
+				memset(ln->head, 0, sizeof ln->head);
+				ln->stamp = 1;
+			}
+			lone_node *root = &ln->node[0];
+			root->cell = s->pos[lg.m];
+			root->came = (int8_t)came[lg.m];
+			root->depth = 0;
+			root->next = 0;
+			memcpy(root->uses, uses, (size_t)sv->nlive);
+			ln->len = 1;
+			if ((r = lone_find(sv, &lg, 0)) != 0)
+				break;
+		}
+		if (r == 0)
+			return true;
+	}
+	return false;
+}
+
 /*
  * A lower bound on the taps `s` still needs to win (0 when won), or -1 when
  * it cannot win at all (see the design note): the nearest bound, and with
@@ -1320,6 +1531,13 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 				}
 			}
 			sv.flags[n] |= EXPANDED;
+			if (which != DIG_BOUND_NEAREST && s.gold) {
+				/* About to be expanded: first the lone-machine test
+				 * (only states that come this far pay for it). */
+				relax rx;
+				if (!relax_of(&sv, &s, &rx) || lone_dead(&sv, &s, &rx))
+					continue;
+			}
 			out->states++;
 			if (!sv.joint && which != DIG_BOUND_NEAREST && sv.ngold <= JOINT_GOLD &&
 			    (which == DIG_BOUND_PAIRS || out->states == JOINT_AFTER) &&

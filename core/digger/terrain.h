@@ -15,7 +15,9 @@ typedef struct dig_terrain_ops {
 			     "energy" */
 
 	/* ---- rules ---- */
-	/* May machine m enter `cell`? NULL: yes. */
+	/* May machine m enter `cell`? NULL: yes. The answer must not depend
+	 * on `s` (the solver asks once per level, with the initial state;
+	 * tests/test_digger_terrain.c checks it). */
 	bool (*can_enter)(const dig_level *lv, const dig_state *s, int cell, int m);
 	/*
 	 * Machine m has just entered `cell` this turn (all moves of the turn
