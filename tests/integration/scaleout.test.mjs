@@ -233,6 +233,11 @@ function nodeRequests(what) {
 
 /** Waits for every node's log buffer to reach its .log (flushed four times a second). */
 const flushed = () => sleep(700);
+// nginx marks a cache entry usable only after it has sent the node's answer
+// on to the client, so a request that comes at once (to another worker) can
+// still MISS; a CI run saw it once. Give the entry a moment before a HIT is
+// asked for.
+const settled = () => sleep(200);
 
 async function startNginx() {
   proxy.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'starforge-nginx-'));
@@ -396,6 +401,7 @@ describe('three nodes behind nginx with docker/nginx.conf', { skip: SKIP }, () =
         assert.match(first.headers['content-type'], type);
         assert.match(first.headers['cache-control'], /immutable/);
         assert.equal(first.headers['x-cache-status'], 'MISS', `${pathname} (${encoding}) first`);
+        await settled();
         const second = await get(proxy.port, pathname, { headers });
         assert.equal(second.status, 200);
         assert.equal(second.headers['x-cache-status'], 'HIT', `${pathname} (${encoding}) second`);
@@ -494,6 +500,7 @@ describe('three nodes behind nginx with docker/nginx.conf', { skip: SKIP }, () =
     });
     assert.equal(up.status, 201, `POST /v1/px-models: ${up.text}`);
     const a = await get(proxy.port, `/v1/px-models/${name}`, { headers: { 'accept-encoding': 'identity' } });
+    await settled();
     const b = await get(proxy.port, `/v1/px-models/${name}`, { headers: { 'accept-encoding': 'identity' } });
     assert.equal(a.status, 200);
     assert.equal(a.headers['x-cache-status'], 'MISS');
