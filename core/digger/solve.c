@@ -45,9 +45,9 @@
  * walking on its own, each arrow's uses counted along its walk, the state
  * is dead and dropped with everything it leads to. The relaxed distances
  * count an arrow with one use left as usable for ever; in a long hardest
- * search most expanded states were dead for that reason. docs/digger.md has what
- * each part bought on hardest levels and why the bounds stay below the
- * optimum.
+ * search most expanded states were dead for that reason. docs/digger.md
+ * has what each part bought on hardest levels and why the bounds stay
+ * below the optimum.
  *
  * Pruning, every rule of it safe: a state is never stored when it cannot
  * win (no turns left; the bound exceeds the turns or the arrow uses that
@@ -1151,8 +1151,8 @@ typedef struct lone_goal {
 	const relax *rx;
 } lone_goal;
 
-/* Does a leave at least b's uses on every live slot? */
-static bool lone_covers(const uint8_t *a, const uint8_t *b, int n)
+/* Does a leave at least b's uses on every live slot (n of them)? */
+static bool covers(const uint8_t *a, const uint8_t *b, int n)
 {
 	for (int i = 0; i < n; i++)
 		if (a[i] < b[i])
@@ -1193,7 +1193,6 @@ static int lone_find(solver *sv, const lone_goal *lg, int at)
 		if (ln->len == LONE_NODES)
 			return -1;
 		lone_node *q = &ln->node[ln->len];
-		p = &ln->node[at];
 		memcpy(q->uses, p->uses, (size_t)sv->nlive);
 		q->uses[x->live]--;
 		q->depth = (uint8_t)(p->depth + 1);
@@ -1203,7 +1202,7 @@ static int lone_find(solver *sv, const lone_goal *lg, int at)
 		bool dominated = false;
 		for (uint32_t k = first; k && !dominated; k = ln->node[k - 1].next)
 			dominated = ln->node[k - 1].depth <= q->depth &&
-				    lone_covers(ln->node[k - 1].uses, q->uses, sv->nlive);
+				    covers(ln->node[k - 1].uses, q->uses, sv->nlive);
 		if (dominated)
 			continue;
 		q->cell = x->to;
@@ -1338,11 +1337,7 @@ static void write_path(const solver *sv, uint32_t n, int last, dig_solve_result 
 /* Does node a have at least key's uses on every live slot? */
 static bool uses_cover(const solver *sv, uint32_t a, const uint8_t *key)
 {
-	const uint8_t *ua = key_of(sv, a) + sv->rest_len, *ub = key + sv->rest_len;
-	for (int i = 0; i < sv->nlive; i++)
-		if (ua[i] < ub[i])
-			return false;
-	return true;
+	return covers(key_of(sv, a) + sv->rest_len, key + sv->rest_len, sv->nlive);
 }
 
 /*
