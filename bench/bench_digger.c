@@ -6,7 +6,9 @@
  * thread, timed whole: the walk, terrain in hindsight, the quality checks
  * and the solver's proof of every candidate that reaches it. Each preset
  * runs twice, side by side: with the solver's assignment bound (today's
- * default) and with the nearest-machine bound it replaced (the baseline).
+ * default) and with the nearest-machine bound it replaced (the baseline);
+ * hardest and expert a third time, with the uses bound on top of the
+ * default (DIG_BOUND_USES, not yet the default).
  * Prints the median and 99th percentile time per puzzle, the candidates
  * tried per puzzle, the share of the candidates reaching the solver that
  * it rejected for its state budget, and the mean states the solver
@@ -77,9 +79,11 @@ static void run(dig_difficulty d, dig_bound bound, int seeds)
 	}
 	double p99 = percentile(ms, seeds, 99);
 	printf("%-10s %-8s %6d %11.2f %11.2f %13.2f %13.1f %%%13.0f\n", dig_difficulty_name(d),
-	       bound == DIG_BOUND_ASSIGN ? "assign" : "nearest", seeds, median(ms, seeds), p99,
-	       (double)attempts / seeds, runs ? 100.0 * (double)budget / (double)runs : 0.0,
-	       states / seeds);
+	       bound == DIG_BOUND_ASSIGN ? "assign"
+	       : bound == DIG_BOUND_USES ? "uses"
+					 : "nearest",
+	       seeds, median(ms, seeds), p99, (double)attempts / seeds,
+	       runs ? 100.0 * (double)budget / (double)runs : 0.0, states / seeds);
 }
 
 /* The difficulty table's line for preset d over `seeds` seeds. */
@@ -128,6 +132,8 @@ int main(void)
 		int seeds = d == DIG_EXPERT ? 30 : d >= DIG_HARD ? 100 : 200;
 		run((dig_difficulty)d, DIG_BOUND_NEAREST, seeds);
 		run((dig_difficulty)d, DIG_BOUND_ASSIGN, seeds);
+		if (d >= DIG_HARDEST)
+			run((dig_difficulty)d, DIG_BOUND_USES, seeds);
 	}
 	printf("\nDifficulty as a player faces it (30 seeds per preset; medians, win rate the "
 	       "mean)\n\n");

@@ -159,17 +159,19 @@ static void assert_replays(const dig_level *lv, const dig_solve_result *res)
 /*
  * The solver's bounds (DIG_BOUND_ASSIGN, the default; the first solver's
  * DIG_BOUND_NEAREST; DIG_BOUND_PAIRS, the default with its pair tables from
- * the first state, which small levels never reach otherwise) on the same
- * level: the same verdict and the same number of taps (all are exact
- * searches; only the work differs). Returns the default's result in *res.
+ * the first state, which small levels never reach otherwise; DIG_BOUND_USES,
+ * the default with the uses bound) on the same level: the same verdict and
+ * the same number of taps (all are exact searches; only the work differs).
+ * Returns the default's result in *res.
  */
 static void solve_both(const dig_level *lv, uint64_t max_states, dig_solve_result *res, int i)
 {
 	sf_err err = { 0 };
-	dig_solve_result old, pairs;
+	dig_solve_result old, pairs, uses;
 	assert_int_equal(dig_solve(lv, max_states, res, &err), 0);
 	assert_int_equal(dig_solve_with(lv, NULL, max_states, DIG_BOUND_NEAREST, &old, &err), 0);
 	assert_int_equal(dig_solve_with(lv, NULL, max_states, DIG_BOUND_PAIRS, &pairs, &err), 0);
+	assert_int_equal(dig_solve_with(lv, NULL, max_states, DIG_BOUND_USES, &uses, &err), 0);
 	if (old.status != res->status || (res->status == DIG_SOLVED && old.turns != res->turns))
 		fail_msg(
 			"level %d: the assignment bound says status %d in %d, the nearest bound %d "
@@ -179,6 +181,10 @@ static void solve_both(const dig_level *lv, uint64_t max_states, dig_solve_resul
 		fail_msg("level %d: the assignment bound says status %d in %d, with pair tables "
 			 "%d in %d",
 			 i, res->status, res->turns, pairs.status, pairs.turns);
+	if (uses.status != res->status || (res->status == DIG_SOLVED && uses.turns != res->turns))
+		fail_msg("level %d: the assignment bound says status %d in %d, with the uses "
+			 "bound %d in %d",
+			 i, res->status, res->turns, uses.status, uses.turns);
 }
 
 static void test_against_brute_force(void **state)

@@ -33,11 +33,16 @@
  * bound) and get the assignment bound when they come up for expansion
  * (REFINED), back in the queue when it raises f: most stored states are
  * never expanded and never pay for it. Its distances are cached per set of
- * usable moves. A search that has expanded JOINT_AFTER states builds the
- * pair tables (joint_build: for two machines, the taps to reach two gold
- * when a tap moves only the machines on its line) and from then on the
- * assignment must fit them too; the open states are refined again, so the
- * order stays that of a consistent bound. Among states of equal f the
+ * usable moves. DIG_BOUND_USES adds the uses bound (bound_uses), which
+ * counts taps per arrow: the least total of taps per arrow that gives
+ * every gold a walk of some machine that may collect it, no arrow spent
+ * more often than it is tapped; two machines that need different arrows
+ * are charged both, which the busiest machine's k cannot see (hardest
+ * levels have few uses to spare). A search that has expanded JOINT_AFTER
+ * states builds the pair tables (joint_build: for two machines, the taps
+ * to reach two gold when a tap moves only the machines on its line) and
+ * from then on the assignment must fit them too; the open states are
+ * refined again, so the order stays that of a consistent bound. Among states of equal f the
  * deepest come first (deepest_first), so that the last layer, the one
  * holding an optimum, is walked straight to it. A state about to be
  * expanded first passes the lone-machine test (lone_dead; not with
@@ -196,6 +201,7 @@ typedef struct solver {
 		uint8_t dir;
 	} exit[DIG_MAX_CELLS][4];
 	struct lone *lone; /* the test's nodes, allocated on first use */
+	struct walks *walks; /* the uses bound's, allocated on first use */
 } solver;
 
 /* ---- keys ---- */
@@ -415,6 +421,7 @@ static void solver_free(solver *sv)
 	free(sv->dist_set);
 	free(sv->joint);
 	free(sv->lone);
+	free(sv->walks);
 	free(sv->scratch);
 	for (int f = 0; f < F_MAX; f++)
 		free(sv->open[f].node);
@@ -1215,6 +1222,21 @@ static int lone_find(solver *sv, const lone_goal *lg, int at)
 	return 0;
 }
 
+/* The uses of every live slot in `s`, what unspent cells can still give
+ * counted as given. */
+static void uses_given(const solver *sv, const dig_state *s, uint8_t *uses)
+{
+	for (int i = 0; i < sv->nlive; i++)
+		uses[i] = s->uses[sv->live_slot[i]];
+	for (int i = 0; i < sv->ngift; i++) {
+		int c = sv->gift_cell[i];
+		if (sv->one_shot[c] && ((s->spent >> c) & 1u))
+			continue;
+		for (int j = 0; j < sv->nlive; j++)
+			uses[j] = (uint8_t)(uses[j] + ((sv->gives[c] >> sv->live_slot[j]) & 1u));
+	}
+}
+
 /*
  * Whether `s` cannot win because some gold is out of reach of every
  * machine that may collect it, each machine moving on its own: one step
@@ -1246,15 +1268,7 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
 	struct lone *ln = sv->lone;
 	bool no_shuffle = sv->lv->rules.no_shuffle;
 	uint8_t uses[DIG_MAX_ARROWS];
-	for (int i = 0; i < sv->nlive; i++)
-		uses[i] = s->uses[sv->live_slot[i]];
-	for (int i = 0; i < sv->ngift; i++) {
-		int c = sv->gift_cell[i];
-		if (sv->one_shot[c] && ((s->spent >> c) & 1u))
-			continue;
-		for (int j = 0; j < sv->nlive; j++)
-			uses[j] = (uint8_t)(uses[j] + ((sv->gives[c] >> sv->live_slot[j]) & 1u));
-	}
+	uses_given(sv, s, uses);
 	int came[DIG_MAX_MACHINES];
 	const uint8_t *row[DIG_MAX_MACHINES];
 	for (int m = 0; m < sv->machines; m++) {
@@ -1298,6 +1312,250 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
 	return false;
 }
 
+/* ---- the uses bound ---- */
+
+#define WALK_NODES 4096 /* walk-search nodes per state, at most (then: no bound) */
+#define WALK_VECS 48    /* walks kept per gold, at most (then: no bound) */
+#define WALK_STEPS 4096 /* branch-and-bound steps per state (then: not refuted) */
+#define WALK_SLACK 3    /* steps a walk may take past the total tried */
+#define WALK_WORDS (DIG_MAX_ARROWS / 8)
+#define WALK_CHAIN 8      /* nodes a new one is compared with for dominance */
+#define NEAR_UNKNOWN 0xFE /* walks.near not worked out yet (FAR is 255) */
+
+/* Does a spend at least b's uses on every live slot? Bytes below 128 (a
+ * walk is shorter), eight at a time: a byte of (a | 0x80) - b keeps its
+ * top bit where a >= b, and never borrows from the next. */
+static bool spends_more(const uint64_t *a, const uint64_t *b, int words)
+{
+	const uint64_t top = 0x8080808080808080ULL;
+	for (int i = 0; i < words; i++)
+		if ((((a[i] | top) - b[i]) & top) != top)
+			return false;
+	return true;
+}
+
+/* A node of walk_all's search: as lone_node, with the uses spent so far. */
+typedef struct walk_node {
+	uint64_t used[WALK_WORDS]; /* a byte per live slot, the rest 0 */
+	uint8_t cell, depth;
+	int8_t came;
+	uint16_t next;
+} walk_node;
+
+struct walks {
+	walk_node node[WALK_NODES];
+	uint32_t head[DIG_MAX_CELLS * 5];
+	uint32_t stamp;
+	int len;
+	bool full;                    /* a limit was hit: no bound */
+	uint8_t cap[DIG_MAX_ARROWS];  /* uses left per live slot, gifts counted */
+	uint8_t allow[DIG_MAX_CELLS]; /* per gold index: machines that may collect it */
+	int nvec[DIG_MAX_CELLS];      /* per gold index */
+	uint64_t vec[DIG_MAX_CELLS][WALK_VECS][WALK_WORDS];
+	int order[DIG_MAX_CELLS], n;     /* the gold left, fewest walks first */
+	uint8_t near[DIG_MAX_CELLS * 5]; /* this machine's nearest gold from (cell, came + 1) */
+	int steps;
+	int words;     /* of a walk's uses: (nlive + 7) / 8 */
+	uint64_t gold; /* the gold left */
+	int limit;     /* steps per walk, at most */
+	const relax *rx;
+	int set; /* the relaxed distances' set (moves_of) */
+};
+
+/* Keeps `used` among gold gi's walks unless one kept spends no more anywhere;
+ * drops those it spends no more than. */
+static void walk_keep(struct walks *w, int gi, const uint64_t *used)
+{
+	int n = w->nvec[gi], k = 0;
+	for (int i = 0; i < n; i++)
+		if (spends_more(used, w->vec[gi][i], w->words))
+			return;
+	for (int i = 0; i < n; i++)
+		if (!spends_more(w->vec[gi][i], used, w->words)) {
+			if (k != i)
+				memcpy(w->vec[gi][k], w->vec[gi][i], sizeof w->vec[gi][k]);
+			k++;
+		}
+	if (k == WALK_VECS) {
+		w->full = true;
+		return;
+	}
+	memcpy(w->vec[gi][k], used, sizeof w->vec[gi][k]);
+	w->nvec[gi] = k + 1;
+}
+
+/* Depth-first from node `at` of machine m's walks, at most w->limit
+ * steps: records at every gold left that m may collect the uses the walk
+ * spent to step into it. */
+static void walk_all(solver *sv, struct walks *w, int m, int at)
+{
+	const walk_node *p = &w->node[at];
+	if (p->depth > 0 && ((w->gold >> p->cell) & 1u)) {
+		int gi = sv->gold_index[p->cell];
+		if ((w->allow[gi] >> m) & 1u)
+			walk_keep(w, gi, p->used);
+	}
+	if (p->depth >= w->limit || w->full)
+		return;
+	bool no_shuffle = sv->lv->rules.no_shuffle;
+	for (int e = 0; e < sv->nexit[p->cell]; e++) {
+		const struct exit *x = &sv->exit[p->cell][e];
+		p = &w->node[at];
+		if (((const uint8_t *)p->used)[x->live] >= w->cap[x->live] ||
+		    !((sv->enter[m] >> x->to) & 1u) ||
+		    (p->came >= 0 && x->dir == ((p->came + 2) & 3)))
+			continue;
+		int came = no_shuffle ? x->dir : -1;
+		int r = x->to * 5 + came + 1;
+		if (w->near[r] == NEAR_UNKNOWN) {
+			const uint8_t *row = row_of(sv, w->rx, w->set, x->to, came);
+			int near = FAR;
+			for (int j = 0; j < w->n; j++)
+				if (((w->allow[w->order[j]] >> m) & 1u) && row[w->order[j]] < near)
+					near = row[w->order[j]];
+			w->near[r] = (uint8_t)near;
+		}
+		int near =
+			((w->gold >> x->to) & 1u) && ((w->allow[sv->gold_index[x->to]] >> m) & 1u)
+				? 0
+				: w->near[r];
+		if (p->depth + 1 + near > w->limit)
+			continue; /* no gold left within reach of the walk */
+		if (w->len == WALK_NODES) {
+			w->full = true;
+			return;
+		}
+		walk_node *q = &w->node[w->len];
+		memcpy(q->used, p->used, sizeof q->used);
+		((uint8_t *)q->used)[x->live]++;
+		q->depth = (uint8_t)(p->depth + 1);
+		q->came = (int8_t)came;
+		uint32_t *h = &w->head[x->to * 5 + q->came + 1];
+		uint32_t first = (*h >> 16) == w->stamp ? *h & 0xFFFFu : 0;
+		bool dominated = false;
+		int seen = 0;
+		for (uint32_t k = first; k && !dominated && seen < WALK_CHAIN;
+		     k = w->node[k - 1].next, seen++)
+			dominated = spends_more(q->used, w->node[k - 1].used, w->words);
+		if (dominated)
+			continue;
+		q->cell = x->to;
+		q->next = (uint16_t)first;
+		*h = w->stamp << 16 | (uint32_t)(w->len + 1);
+		walk_all(sv, w, m, w->len++);
+	}
+}
+
+/* Can each gold from order[j] on get a walk within `n` raised by at most
+ * t - total uses in all? Running out of steps answers yes. */
+static bool walks_fit(struct walks *w, int j, uint64_t *n, int total, int t)
+{
+	if (j == w->n || ++w->steps > WALK_STEPS)
+		return true;
+	const uint64_t top = 0x8080808080808080ULL, ones = 0x0101010101010101ULL;
+	int gi = w->order[j];
+	for (int i = 0; i < w->nvec[gi]; i++)
+		if (spends_more(n, w->vec[gi][i], w->words))
+			return walks_fit(w, j + 1, n, total, t);
+	for (int i = 0; i < w->nvec[gi]; i++) {
+		const uint64_t *v = w->vec[gi][i];
+		uint64_t up[WALK_WORDS];
+		int extra = 0;
+		for (int k = 0; k < w->words; k++) {
+			/* bytewise max(v, n), and what it adds (sums below 256) */
+			uint64_t more = (((v[k] | top) - n[k]) & top) >> 7;
+			uint64_t mask = more * 0xFF;
+			up[k] = (v[k] & mask) | (n[k] & ~mask);
+			extra += (int)((up[k] * ones) >> 56) - (int)((n[k] * ones) >> 56);
+		}
+		if (total + extra > t)
+			continue;
+		if (walks_fit(w, j + 1, up, total + extra, t))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The uses bound: the fewest taps n_s of each live slot s, in all, such
+ * that every gold left has a walk into it, of a machine that may collect
+ * it, spending no slot more often than n_s (walks as in lone_dead: one
+ * step per tap of a slot acting on the machine's cell, uses and gifts
+ * counted, can_enter, no_shuffle, at most rx->limit steps). In a winning
+ * play, n_s = the taps of s do it: the collector of each gold walks there
+ * on its own moves, each a tap of a slot. So it is a lower bound; taps
+ * one machine needs that another cannot share are counted apart, which the
+ * bounds above (the busiest machine's k) cannot. At least `lo`; -1 when
+ * no n fits within the limit (dead). Per gold, the Pareto-least uses of
+ * the walks into it (walk_all), then a depth-first search for n
+ * (walks_fit) for each total from lo up. Where a limit cuts the walk
+ * listing short, the total tried so far is returned; where it cuts the
+ * search for n, the total tried counts as fitting: both stay bounds.
+ */
+static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
+{
+	if (!sv->walks && !(sv->walks = calloc(1, sizeof *sv->walks)))
+		return lo;
+	struct walks *w = sv->walks;
+	uses_given(sv, s, w->cap);
+	w->n = 0;
+	for (uint64_t g = s->gold; g; g &= g - 1) {
+		int c = __builtin_ctzll(g), gi = sv->gold_index[c];
+		w->allow[gi] = s->web_left[c] ? sv->counters[gi] : 0xFF;
+		w->nvec[gi] = 0;
+		w->order[w->n++] = gi;
+	}
+	w->gold = s->gold;
+	w->rx = rx;
+	w->words = (sv->nlive + 7) / 8;
+	if ((w->set = moves_of(sv, rx)) < 0)
+		return lo;
+	w->steps = 0;
+	/* A walk longer than t cannot take part in a total of t: the walks are
+	 * searched WALK_SLACK steps past the total tried, then further. */
+	for (int t = lo;;) {
+		w->limit = t + WALK_SLACK < rx->limit ? t + WALK_SLACK : rx->limit;
+		w->full = false;
+		for (int j = 0; j < w->n; j++)
+			w->nvec[w->order[j]] = 0;
+		for (int m = 0; m < sv->machines && !w->full; m++) {
+			if (++w->stamp > 0xFFFFu) {
+				memset(w->head, 0, sizeof w->head);
+				w->stamp = 1;
+			}
+			memset(w->near, NEAR_UNKNOWN, sizeof w->near);
+			walk_node *root = &w->node[0];
+			root->cell = s->pos[m];
+			root->came = (int8_t)(sv->lv->rules.no_shuffle
+						      ? came_in(sv->lv, s->prev[m], s->pos[m])
+						      : -1);
+			root->depth = 0;
+			root->next = 0;
+			memset(root->used, 0, sizeof root->used);
+			w->len = 1;
+			walk_all(sv, w, m, 0);
+		}
+		if (w->full)
+			return t;
+		for (int j = 1; j < w->n; j++)
+			for (int i = j; i > 0 && w->nvec[w->order[i]] < w->nvec[w->order[i - 1]];
+			     i--) {
+				int x = w->order[i];
+				w->order[i] = w->order[i - 1];
+				w->order[i - 1] = x;
+			}
+		if (w->nvec[w->order[0]] > 0)
+			for (; t <= w->limit; t++) {
+				uint64_t n[WALK_WORDS] = { 0 };
+				if (walks_fit(w, 0, n, 0, t))
+					return t;
+			}
+		if (w->limit == rx->limit)
+			return -1;
+		t = w->limit + 1;
+	}
+}
+
 /*
  * A lower bound on the taps `s` still needs to win (0 when won), or -1 when
  * it cannot win at all (see the design note): the nearest bound, and with
@@ -1315,7 +1573,8 @@ static int bound(solver *sv, const dig_state *s, bool full, int least)
 	int far = bound_nearest(sv, s, &rx);
 	if (far < 0 || !full || sv->which == DIG_BOUND_NEAREST)
 		return far;
-	return bound_assign(sv, s, &rx, far, least);
+	int b = bound_assign(sv, s, &rx, far, least);
+	return b < 0 || sv->which != DIG_BOUND_USES ? b : bound_uses(sv, s, &rx, b);
 }
 
 /* ---- search ---- */
