@@ -1262,6 +1262,8 @@ static void uses_given(const solver *sv, const dig_state *s, uint8_t *uses)
  */
 static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
 {
+	if (rx->limit >= UINT8_MAX)
+		return false; /* node depths are bytes */
 	int set = moves_of(sv, rx);
 	if (set < 0 || (!sv->lone && !(sv->lone = calloc(1, sizeof *sv->lone))))
 		return false;
@@ -1320,6 +1322,7 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
 #define WALK_SLACK 3    /* steps a walk may take past the total tried */
 #define WALK_WORDS (DIG_MAX_ARROWS / 8)
 #define WALK_CHAIN 8      /* nodes a new one is compared with for dominance */
+#define WALK_LONGEST 120  /* steps a walk may take, at most (else no bound) */
 #define NEAR_UNKNOWN 0xFE /* walks.near not worked out yet (FAR is 255) */
 
 /* Does a spend at least b's uses on every live slot? Bytes below 128 (a
@@ -1496,6 +1499,8 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 {
 	if (!sv->walks && !(sv->walks = calloc(1, sizeof *sv->walks)))
 		return lo;
+	if (rx->limit > WALK_LONGEST)
+		return lo; /* walk depths and uses spent are bytes below 128 */
 	struct walks *w = sv->walks;
 	uses_given(sv, s, w->cap);
 	w->n = 0;
