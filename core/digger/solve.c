@@ -1151,6 +1151,17 @@ struct lone {
 	int len;
 };
 
+/* Starts a new search over a (cell, came + 1) head table whose entries
+ * are stamp << 16 | (node + 1): entries of older stamps count as empty,
+ * and when the stamp wraps every entry is forgotten. */
+static void next_stamp(uint32_t *stamp, uint32_t *head, size_t size)
+{
+	if (++*stamp > 0xFFFFu) {
+		memset(head, 0, size);
+		*stamp = 1;
+	}
+}
+
 /* One search of lone_find: machine m towards gold gi, under the relaxed
  * distances of set `set`. */
 typedef struct lone_goal {
@@ -1294,10 +1305,7 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
 			if (lg.m < 0)
 				break;
 			tried |= (uint8_t)(1u << lg.m);
-			if (++ln->stamp > 0xFFFFu) { /* wrapped: forget every older entry */
-				memset(ln->head, 0, sizeof ln->head);
-				ln->stamp = 1;
-			}
+			next_stamp(&ln->stamp, ln->head, sizeof ln->head);
 			lone_node *root = &ln->node[0];
 			root->cell = s->pos[lg.m];
 			root->came = (int8_t)came[lg.m];
@@ -1323,6 +1331,7 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
 #define WALK_WORDS (DIG_MAX_ARROWS / 8)
 #define WALK_CHAIN 8      /* nodes a new one is compared with for dominance */
 #define WALK_LONGEST 120  /* steps a walk may take, at most (else no bound) */
+#define BYTE_TOPS 0x8080808080808080ULL /* the top bit of every byte */
 #define NEAR_UNKNOWN 0xFE /* walks.near not worked out yet (FAR is 255) */
 
 /* Does a spend at least b's uses on every live slot? Bytes below 128 (a
@@ -1330,9 +1339,8 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
  * top bit where a >= b, and never borrows from the next. */
 static bool spends_more(const uint64_t *a, const uint64_t *b, int words)
 {
-	const uint64_t top = 0x8080808080808080ULL;
 	for (int i = 0; i < words; i++)
-		if ((((a[i] | top) - b[i]) & top) != top)
+		if ((((a[i] | BYTE_TOPS) - b[i]) & BYTE_TOPS) != BYTE_TOPS)
 			return false;
 	return true;
 }
@@ -1455,7 +1463,7 @@ static bool walks_fit(struct walks *w, int j, uint64_t *n, int total, int t)
 {
 	if (j == w->n || ++w->steps > WALK_STEPS)
 		return true;
-	const uint64_t top = 0x8080808080808080ULL, ones = 0x0101010101010101ULL;
+	const uint64_t ones = 0x0101010101010101ULL;
 	int gi = w->order[j];
 	for (int i = 0; i < w->nvec[gi]; i++)
 		if (spends_more(n, w->vec[gi][i], w->words))
@@ -1466,7 +1474,7 @@ static bool walks_fit(struct walks *w, int j, uint64_t *n, int total, int t)
 		int extra = 0;
 		for (int k = 0; k < w->words; k++) {
 			/* bytewise max(v, n), and what it adds (sums below 256) */
-			uint64_t more = (((v[k] | top) - n[k]) & top) >> 7;
+			uint64_t more = (((v[k] | BYTE_TOPS) - n[k]) & BYTE_TOPS) >> 7;
 			uint64_t mask = more * 0xFF;
 			up[k] = (v[k] & mask) | (n[k] & ~mask);
 			extra += (int)((up[k] * ones) >> 56) - (int)((n[k] * ones) >> 56);
@@ -1524,10 +1532,7 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 		for (int j = 0; j < w->n; j++)
 			w->nvec[w->order[j]] = 0;
 		for (int m = 0; m < sv->machines && !w->full; m++) {
-			if (++w->stamp > 0xFFFFu) {
-				memset(w->head, 0, sizeof w->head);
-				w->stamp = 1;
-			}
+			next_stamp(&w->stamp, w->head, sizeof w->head);
 			memset(w->near, NEAR_UNKNOWN, sizeof w->near);
 			walk_node *root = &w->node[0];
 			root->cell = s->pos[m];
