@@ -21,9 +21,10 @@
  * level measured as a player faces it (dig_measure_level with the defaults
  * the service uses, seeded by the level's seed): medians of the optimum,
  * the optimal plays, the branching along the optimal play (all valid taps,
- * and those that keep an optimal finish), the dead-end share, the mean
- * random-play win rate, how many levels were measured exactly, and the
- * median and largest time a measurement took.
+ * and those that keep an optimal finish), the mean dead-end share (from
+ * hardest on the median is 1), the mean random-play win rate, how many
+ * levels were measured exactly, and the median and largest time a
+ * measurement took.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +91,7 @@ static void run(dig_difficulty d, dig_bound bound, int seeds)
 static void measure_preset(dig_difficulty d, int seeds)
 {
 	enum { MAX = 64 };
-	double opt[MAX], plays[MAX], br[MAX], obr[MAX], dead[MAX], ms[MAX], win = 0, slowest = 0;
+	double opt[MAX], plays[MAX], br[MAX], obr[MAX], ms[MAX], dead = 0, win = 0, slowest = 0;
 	int exact = 0;
 	dig_gen_params p;
 	dig_gen_params_default(&p, d);
@@ -112,14 +113,14 @@ static void measure_preset(dig_difficulty d, int seeds)
 		plays[i] = m.optimal_plays;
 		br[i] = m.branching;
 		obr[i] = m.optimal_branching;
-		dead[i] = m.dead_end_share;
+		dead += m.dead_end_share;
 		win += m.random_win_rate;
 		exact += m.exact;
 	}
 	printf("%-10s %5d %7.1f %9.0f %6.2f %6.2f %9.4f %6.3f %5d/%-3d %8.1f %8.1f\n",
 	       dig_difficulty_name(d), seeds, median(opt, seeds), median(plays, seeds),
-	       median(br, seeds), median(obr, seeds), win / seeds, median(dead, seeds), exact,
-	       seeds, median(ms, seeds), slowest);
+	       median(br, seeds), median(obr, seeds), win / seeds, dead / seeds, exact, seeds,
+	       median(ms, seeds), slowest);
 }
 
 int main(void)
@@ -135,8 +136,8 @@ int main(void)
 		if (d >= DIG_HARDEST)
 			run((dig_difficulty)d, DIG_BOUND_USES, seeds);
 	}
-	printf("\nDifficulty as a player faces it (30 seeds per preset; medians, win rate the "
-	       "mean)\n\n");
+	printf("\nDifficulty as a player faces it (30 seeds per preset; medians, win rate and "
+	       "dead-end share the means)\n\n");
 	printf("%-10s %5s %7s %9s %6s %6s %9s %6s %9s %8s %8s\n", "preset", "seeds", "optimum",
 	       "opt.plays", "branch", "keep", "rnd.win", "dead", "exact", "ms", "max ms");
 	for (int d = 0; d < DIG_DIFFICULTY_COUNT; d++)

@@ -39,8 +39,8 @@ typedef struct dig_measure {
 	uint64_t decided; /* of those, states whose fate is known (sampled: solved in budget) */
 	int optimum;      /* fewest taps that win; -1 none, or not found in sampled mode */
 	/* Exact: reachable states that cannot win / reachable states.
-	 * Sampled: the same among states met along random plays (another
-	 * weighting, see measure.c), over the decided samples. */
+	 * Sampled: an estimate of it, over the decided samples (states at
+	 * depths drawn as the tap sequences grow; see measure.c). */
 	double dead_end_share;
 	double optimal_plays;     /* distinct winning tap sequences of the optimum's length */
 	bool optimal_plays_exact; /* false: optimal_plays and optimal_branching are lower bounds */
