@@ -5,10 +5,10 @@
  * the three easier presets, 100 for hard and hardest, 30 for expert), one
  * thread, timed whole: the walk, terrain in hindsight, the quality checks
  * and the solver's proof of every candidate that reaches it. Each preset
- * runs twice, side by side: with the solver's assignment bound (today's
- * default) and with the nearest-machine bound it replaced (the baseline);
- * hardest and expert a third time, with the uses bound on top of the
- * default (DIG_BOUND_USES, not yet the default).
+ * runs three times, side by side: with the solver's default bound
+ * (DIG_BOUND_USES: the uses bound on top of the assignment bound), with
+ * the assignment bound alone (the default before 2026-12-04) and with the
+ * nearest-machine bound of the first solver (the baseline).
  * Prints the median and 99th percentile time per puzzle, the candidates
  * tried per puzzle, the share of the candidates reaching the solver that
  * it rejected for its state budget, and the mean states the solver
@@ -133,8 +133,7 @@ int main(void)
 		int seeds = d == DIG_EXPERT ? 30 : d >= DIG_HARD ? 100 : 200;
 		run((dig_difficulty)d, DIG_BOUND_NEAREST, seeds);
 		run((dig_difficulty)d, DIG_BOUND_ASSIGN, seeds);
-		if (d >= DIG_HARDEST)
-			run((dig_difficulty)d, DIG_BOUND_USES, seeds);
+		run((dig_difficulty)d, DIG_BOUND_USES, seeds);
 	}
 	printf("\nDifficulty as a player faces it (30 seeds per preset; medians, win rate and "
 	       "dead-end share the means)\n\n");

@@ -206,23 +206,24 @@ int dig_solve_from(const dig_level *lv, const dig_state *from, uint64_t max_stat
 		   dig_solve_result *out, sf_err *err);
 /*
  * The solver's lower bounds on the taps still needed (solve.c's design
- * note): DIG_BOUND_ASSIGN, the default, the least k for which the gold can
- * be shared among the machines so that each reaches its gold, and each pair
- * of its gold, within k moves (a web's visits counted, walks that never
- * reverse under no_shuffle), the taps of each direction at least the most
- * steps that way any machine needs for its gold, and, once a search has
- * expanded 16384 states, each two gold of two machines within k taps that
- * move only the machines on the tapped line (the pair tables);
- * DIG_BOUND_NEAREST, the first
- * solver's, the farthest gold's distance to its nearest machine (kept as
- * the baseline of bench_digger and the tests); DIG_BOUND_PAIRS, the default
- * with the pair tables from the first state on (for the tests). Every bound
- * but DIG_BOUND_NEAREST also drops the states the lone-machine test proves
- * dead (some gold out of reach of each machine walking alone with the
- * arrow uses left). DIG_BOUND_USES, the default with the uses bound on top
- * (the least total of taps per arrow that gives every gold such a walk of
- * some machine): 2 to 5 times fewer states on long hardest searches, not
- * yet the default (docs/digger.md, "The uses bound").
+ * note): DIG_BOUND_USES, the default: the assignment bound (below) with
+ * the uses bound on top, the least total of taps per arrow that gives
+ * every gold a walk of some machine that may collect it within the arrow
+ * uses left (2 to 5 times fewer states than the assignment bound alone on
+ * long hardest searches); DIG_BOUND_ASSIGN, the default before
+ * 2026-12-04: the least k for which the gold can be shared among the
+ * machines so that each reaches its gold, and each pair of its gold,
+ * within k moves (a web's visits counted, walks that never reverse under
+ * no_shuffle), the taps of each direction at least the most steps that
+ * way any machine needs for its gold, and, once a search has expanded
+ * 16384 states, each two gold of two machines within k taps that move
+ * only the machines on the tapped line (the pair tables);
+ * DIG_BOUND_NEAREST, the first solver's, the farthest gold's distance to
+ * its nearest machine (kept as the baseline of bench_digger and the
+ * tests); DIG_BOUND_PAIRS, the assignment bound with the pair tables from
+ * the first state on (for the tests). Every bound but DIG_BOUND_NEAREST
+ * also drops the states the lone-machine test proves dead (some gold out
+ * of reach of each machine walking alone with the arrow uses left).
  */
 typedef enum dig_bound {
 	DIG_BOUND_ASSIGN = 0,
@@ -315,7 +316,7 @@ typedef struct dig_gen_params {
 	bool red_herrings;
 	int max_attempts;       /* retries before SF_ERANGE */
 	uint64_t solver_states; /* solver budget per candidate */
-	dig_bound solver_bound; /* the solver's bound (DIG_BOUND_ASSIGN by default) */
+	dig_bound solver_bound; /* the solver's bound (DIG_BOUND_USES by default) */
 	/*
 	 * Optional (NULL: never): asked before every candidate, from the
 	 * calling thread; true ends dig_generate() with SF_EBUDGET (a cancelled

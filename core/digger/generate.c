@@ -550,6 +550,7 @@ void dig_gen_params_default(dig_gen_params *p, dig_difficulty d)
 	p->red_herrings = ps->red_herrings;
 	p->max_attempts = ps->max_attempts;
 	p->solver_states = ps->solver_states;
+	p->solver_bound = DIG_BOUND_USES;
 }
 
 /*

@@ -21,7 +21,7 @@
  * once), needs at least that many taps. It drops by at most one per tap, so the
  * first time a state is expanded it was reached in the fewest taps, and the
  * first winning state expanded is an optimum. That is DIG_BOUND_NEAREST, the
- * first solver's bound. The default, DIG_BOUND_ASSIGN, adds the assignment
+ * first solver's bound. DIG_BOUND_ASSIGN adds the assignment
  * bound (bound_assign below): the gold shared among the machines so that
  * each reaches its gold, and each pair of its gold, within k moves, and the
  * taps of each direction cover the most steps that way any machine needs
@@ -33,26 +33,26 @@
  * bound) and get the assignment bound when they come up for expansion
  * (REFINED), back in the queue when it raises f: most stored states are
  * never expanded and never pay for it. Its distances are cached per set of
- * usable moves. DIG_BOUND_USES adds the uses bound (bound_uses), which
- * counts taps per arrow: the least total of taps per arrow that gives
- * every gold a walk of some machine that may collect it, no arrow spent
- * more often than it is tapped; two machines that need different arrows
- * are charged both, which the busiest machine's k cannot see (hardest
- * levels have few uses to spare). A search that has expanded JOINT_AFTER
- * states builds the pair tables (joint_build: for two machines, the taps
- * to reach two gold when a tap moves only the machines on its line) and
- * from then on the assignment must fit them too; the open states are
- * refined again, so the order stays that of a consistent bound. Among states of equal f the
- * deepest come first (deepest_first), so that the last layer, the one
- * holding an optimum, is walked straight to it. A state about to be
- * expanded first passes the lone-machine test (lone_dead; not with
- * DIG_BOUND_NEAREST): when some gold is out of reach of every machine
- * walking on its own, each arrow's uses counted along its walk, the state
- * is dead and dropped with everything it leads to. The relaxed distances
- * count an arrow with one use left as usable for ever; in a long hardest
- * search most expanded states were dead for that reason. docs/digger.md
- * has what each part bought on hardest levels and why the bounds stay
- * below the optimum.
+ * usable moves. DIG_BOUND_USES, the default (since 2026-12-04), adds the
+ * uses bound (bound_uses), which counts taps per arrow: the least total of
+ * taps per arrow that gives every gold a walk of some machine that may
+ * collect it, no arrow spent more often than it is tapped; two machines
+ * that need different arrows are charged both, which the busiest machine's
+ * k cannot see (hardest levels have few uses to spare). A search that has
+ * expanded JOINT_AFTER states builds the pair tables (joint_build: for two
+ * machines, the taps to reach two gold when a tap moves only the machines
+ * on its line) and from then on the assignment must fit them too; the open
+ * states are refined again, so the order stays that of a consistent bound.
+ * Among states of equal f the deepest come first (deepest_first), so that
+ * the last layer, the one holding an optimum, is walked straight to it. A
+ * state about to be expanded first passes the lone-machine test (lone_dead;
+ * not with DIG_BOUND_NEAREST): when some gold is out of reach of every
+ * machine walking on its own, each arrow's uses counted along its walk, the
+ * state is dead and dropped with everything it leads to. The relaxed
+ * distances count an arrow with one use left as usable for ever; in a long
+ * hardest search most expanded states were dead for that reason.
+ * docs/digger.md has what each part bought on hardest levels and why the
+ * bounds stay below the optimum.
  *
  * Pruning, every rule of it safe: a state is never stored when it cannot
  * win (no turns left; the bound exceeds the turns or the arrow uses that
@@ -405,6 +405,8 @@ static int push(bucket *b, uint32_t node)
 	return 0;
 }
 
+static void walks_free(struct walks *w); /* the uses bound's */
+
 static void solver_free(solver *sv)
 {
 	free(sv->keys);
@@ -421,7 +423,7 @@ static void solver_free(solver *sv)
 	free(sv->dist_set);
 	free(sv->joint);
 	free(sv->lone);
-	free(sv->walks);
+	walks_free(sv->walks);
 	free(sv->scratch);
 	for (int f = 0; f < F_MAX; f++)
 		free(sv->open[f].node);
@@ -1325,6 +1327,7 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
 /* ---- the uses bound ---- */
 
 #define WALK_NODES 4096 /* walk-search nodes per state, at most (then: no bound) */
+#define WALK_FIRST 256  /* nodes allocated at first (doubled as needed) */
 #define WALK_VECS 48    /* walks kept per gold, at most (then: no bound) */
 #define WALK_STEPS 4096 /* branch-and-bound steps per state (then: not refuted) */
 #define WALK_SLACK 3    /* steps a walk may take past the total tried */
@@ -1354,7 +1357,8 @@ typedef struct walk_node {
 } walk_node;
 
 struct walks {
-	walk_node node[WALK_NODES];
+	walk_node *node; /* node_cap of them, grown up to WALK_NODES */
+	int node_cap;
 	uint32_t head[DIG_MAX_CELLS * 5];
 	uint32_t stamp;
 	int len;
@@ -1362,7 +1366,7 @@ struct walks {
 	uint8_t cap[DIG_MAX_ARROWS];  /* uses left per live slot, gifts counted */
 	uint8_t allow[DIG_MAX_CELLS]; /* per gold index: machines that may collect it */
 	int nvec[DIG_MAX_CELLS];      /* per gold index */
-	uint64_t vec[DIG_MAX_CELLS][WALK_VECS][WALK_WORDS];
+	uint64_t (*vec)[WALK_VECS][WALK_WORDS]; /* per gold index (ngold of them) */
 	int order[DIG_MAX_CELLS], n;     /* the gold left, fewest walks first */
 	uint8_t near[DIG_MAX_CELLS * 5]; /* this machine's nearest gold from (cell, came + 1) */
 	int steps;
@@ -1372,6 +1376,15 @@ struct walks {
 	const relax *rx;
 	int set; /* the relaxed distances' set (moves_of) */
 };
+
+static void walks_free(struct walks *w)
+{
+	if (w) {
+		free(w->node);
+		free(w->vec);
+		free(w);
+	}
+}
 
 /* Keeps `used` among gold gi's walks unless one kept spends no more anywhere;
  * drops those it spends no more than. */
@@ -1409,9 +1422,10 @@ static void walk_all(solver *sv, struct walks *w, int m, int at)
 	if (p->depth >= w->limit || w->full)
 		return;
 	bool no_shuffle = sv->lv->rules.no_shuffle;
-	for (int e = 0; e < sv->nexit[p->cell]; e++) {
-		const struct exit *x = &sv->exit[p->cell][e];
-		p = &w->node[at];
+	int cell = p->cell;
+	for (int e = 0; e < sv->nexit[cell]; e++) {
+		const struct exit *x = &sv->exit[cell][e];
+		p = &w->node[at]; /* (the deeper calls may have moved the nodes) */
 		if (((const uint8_t *)p->used)[x->live] >= w->cap[x->live] ||
 		    !((sv->enter[m] >> x->to) & 1u) ||
 		    (p->came >= 0 && x->dir == ((p->came + 2) & 3)))
@@ -1432,9 +1446,18 @@ static void walk_all(solver *sv, struct walks *w, int m, int at)
 				: w->near[r];
 		if (p->depth + 1 + near > w->limit)
 			continue; /* no gold left within reach of the walk */
-		if (w->len == WALK_NODES) {
-			w->full = true;
-			return;
+		if (w->len == w->node_cap) {
+			walk_node *more =
+				w->node_cap < WALK_NODES
+					? realloc(w->node, 2 * (size_t)w->node_cap * sizeof *more)
+					: NULL;
+			if (!more) {
+				w->full = true;
+				return;
+			}
+			w->node = more;
+			w->node_cap *= 2;
+			p = &w->node[at];
 		}
 		walk_node *q = &w->node[w->len];
 		memcpy(q->used, p->used, sizeof q->used);
@@ -1505,8 +1528,22 @@ static bool walks_fit(struct walks *w, int j, uint64_t *n, int total, int t)
  */
 static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 {
-	if (!sv->walks && !(sv->walks = calloc(1, sizeof *sv->walks)))
-		return lo;
+	if (!sv->walks) {
+		/* Sized to the level and grown as needed: zeroing the most any
+		 * level could need (a quarter megabyte) cost more than a whole
+		 * easiest search. */
+		struct walks *w = calloc(1, sizeof *w);
+		if (!w)
+			return lo;
+		w->vec = malloc((size_t)sv->ngold * sizeof *w->vec);
+		w->node = malloc(WALK_FIRST * sizeof *w->node);
+		w->node_cap = WALK_FIRST;
+		sv->walks = w;
+		if (!w->vec || !w->node)
+			return lo;
+	}
+	if (!sv->walks->vec || !sv->walks->node)
+		return lo; /* out of memory: no bound beyond lo */
 	if (rx->limit > WALK_LONGEST)
 		return lo; /* walk depths and uses spent are bytes below 128 */
 	struct walks *w = sv->walks;
@@ -1568,8 +1605,9 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 
 /*
  * A lower bound on the taps `s` still needs to win (0 when won), or -1 when
- * it cannot win at all (see the design note): the nearest bound, and with
- * `full` and sv->which DIG_BOUND_ASSIGN the assignment bound on top of it.
+ * it cannot win at all (see the design note): the nearest bound, with
+ * `full` and any other sv->which the assignment bound on top of it, and
+ * with DIG_BOUND_USES the uses bound on top of that.
  * Other machines, terrain and path rules are ignored, so it never
  * overestimates; a gold not reached at all is unreachable for good.
  */
@@ -1718,7 +1756,7 @@ static int deepest_first(solver *sv, bucket *b)
  */
 int dig_solve(const dig_level *lv, uint64_t max_states, dig_solve_result *out, sf_err *err)
 {
-	return dig_solve_with(lv, NULL, max_states, DIG_BOUND_ASSIGN, out, err);
+	return dig_solve_with(lv, NULL, max_states, DIG_BOUND_USES, out, err);
 }
 
 /*
@@ -1733,7 +1771,7 @@ int dig_solve(const dig_level *lv, uint64_t max_states, dig_solve_result *out, s
 int dig_solve_from(const dig_level *lv, const dig_state *from, uint64_t max_states,
 		   dig_solve_result *out, sf_err *err)
 {
-	return dig_solve_with(lv, from, max_states, DIG_BOUND_ASSIGN, out, err);
+	return dig_solve_with(lv, from, max_states, DIG_BOUND_USES, out, err);
 }
 
 /* Both, with the bound `which`: from NULL is the level's initial state. */
