@@ -95,7 +95,7 @@
     ui.controls.append(undoButton, restartButton, hintButton);
 
     // The board: a (w + 2) x (h + 2) grid, arrows around the cells.
-    const grid = el('div', { className: 'dg-grid', role: 'group', 'aria-label': 'Digger board' });
+    const grid = el('div', { className: 'dg-grid', role: 'group', 'aria-label': 'Digger board', tabIndex: -1 });
     grid.style.setProperty('--cols', String(puzzle.width + 2));
     ui.board.append(grid);
     const arrowButtons = new Map(); // "side:index" -> button
@@ -228,8 +228,13 @@
       answers[moves.length] = answer;
       answers.length = moves.length + 1;
       draw(answer);
+      // The tapped arrow keeps the focus, so the keys go on working; when
+      // that was its last use it is disabled and hidden, and the focus
+      // would fall to the page, out of reach of U, R and H: the board
+      // takes it instead.
       const b = arrowButtons.get(`${side}:${index}`);
       if (b && !b.disabled) b.focus();
+      else grid.focus();
     }
 
     function undo() {
