@@ -120,9 +120,9 @@
 #define DEPTH_TRIES 1024 /* sampled mode: random plays tried to reach a sample's depth */
 /* Sampled mode's solves: the assignment bound, not the solver's default
  * (which adds the uses bound): the work budgets count states, and the
- * uses bound's cost about four times as much; with it the same budgets took
- * twice as long (30 hardest levels 3.5 to 6.6 s, the slowest 0.39 to
- * 1.4 s) for the same dead-end shares and counts that got further. */
+ * uses bound's states cost about four times as much. With it the same
+ * budgets took twice as long (30 hardest levels 3.5 to 6.6 s, the slowest
+ * 0.39 to 1.4 s) for the same dead-end shares and counts that got further. */
 #define MEASURE_BOUND DIG_BOUND_ASSIGN
 
 _Static_assert(DIG_MAX_TURNS < NO_WIN, "a distance fits a byte");
