@@ -202,7 +202,6 @@ typedef struct solver {
 	} exit[DIG_MAX_CELLS][4];
 	struct lone *lone; /* the test's nodes, allocated on first use */
 	struct walks *walks; /* the uses bound's, allocated on first use */
-	bool uses_off;       /* uses to spare: the uses bound is skipped */
 } solver;
 
 /* ---- keys ---- */
@@ -1541,8 +1540,6 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 		w->node = malloc(WALK_FIRST * sizeof *w->node);
 		w->node_cap = WALK_FIRST;
 		sv->walks = w;
-		if (!w->vec || !w->node)
-			return lo;
 	}
 	if (!sv->walks->vec || !sv->walks->node)
 		return lo; /* out of memory: no bound beyond lo */
@@ -1649,7 +1646,7 @@ static int bound(solver *sv, const dig_state *s, bool full, int least)
 	if (far < 0 || !full || sv->which == DIG_BOUND_NEAREST)
 		return far;
 	int b = bound_assign(sv, s, &rx, far, least);
-	return b < 0 || sv->which != DIG_BOUND_USES || sv->uses_off ? b : bound_uses(sv, s, &rx, b);
+	return b < 0 || sv->which != DIG_BOUND_USES ? b : bound_uses(sv, s, &rx, b);
 }
 
 /* ---- search ---- */
@@ -1819,8 +1816,8 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 	solver sv = { .lv = lv, .which = which };
 	layout(&sv);
 	sv.from = from ? *from : sv.start;
-	if (which == DIG_BOUND_USES)
-		sv.uses_off = uses_to_spare(&sv);
+	if (which == DIG_BOUND_USES && uses_to_spare(&sv))
+		sv.which = DIG_BOUND_ASSIGN; /* the same search without the uses bound */
 	sv.by_key.len = sv.key_len;
 	sv.by_rest.len = sv.rest_len;
 	if (grow_nodes(&sv) != 0 || grow_table(&sv.by_key) != 0 || grow_table(&sv.by_rest) != 0)
