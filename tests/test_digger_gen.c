@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "digger/digger.h"
+#include "digger/measure.h"
 #include "digger/terrain.h"
 
 #define SEEDS 50
@@ -518,6 +519,44 @@ static void test_judge_optimal(void **state)
 					   why, sizeof why),
 			 1);
 	assert_string_equal(why, "solver budget");
+
+	/* Expert judges what the player faces: at most 2 spare taps in the
+	 * turn budget, and 3.5 valid taps per tap along the optimal play
+	 * (counted by measure.c, a separate count of valid taps). */
+	dig_measure_opts mo;
+	dig_measure_opts_default(&mo);
+	mo.random_plays = 10;
+	mo.samples = 1;
+	dig_measure m;
+	assert_int_equal(dig_measure_level(&pz.level, &pz.optimal, &mo, &m, &err), 0);
+	assert_true(m.branching < 3.5); /* hard seed 3: a narrow level */
+	dig_trace tight = pz.recorded;
+	tight.turns = pz.optimal.turns;
+	assert_int_equal(dig_judge_optimal(&pz.level, &pz.level, DIG_EXPERT, &tight, &pz.optimal,
+					   why, sizeof why),
+			 1);
+	assert_string_equal(why, "few choices");
+	static dig_puzzle ex;
+	dig_gen_params_default(&p, DIG_EXPERT);
+	assert_int_equal(dig_generate(&p, 1, &ex, &err), 0);
+	assert_int_equal(dig_measure_level(&ex.level, &ex.optimal, &mo, &m, &err), 0);
+	assert_true(m.branching >= 3.5);
+	assert_true(ex.recorded.turns - ex.optimal.turns <= 2);
+	tight = ex.recorded;
+	tight.turns = ex.optimal.turns + 2;
+	assert_int_equal(dig_judge_optimal(&ex.level, &ex.level, DIG_EXPERT, &tight, &ex.optimal,
+					   why, sizeof why),
+			 0);
+	tight.turns++;
+	assert_int_equal(dig_judge_optimal(&ex.level, &ex.level, DIG_EXPERT, &tight, &ex.optimal,
+					   why, sizeof why),
+			 1);
+	assert_string_equal(why, "spare taps");
+	/* The other presets leave both alone (hardest may still fail the
+	 * level on its own thresholds, not on these). */
+	if (dig_judge_optimal(&ex.level, &ex.level, DIG_HARDEST, &tight, &ex.optimal, why,
+			      sizeof why))
+		assert_string_not_equal(why, "spare taps");
 }
 
 static void test_quality_checks(void **state)

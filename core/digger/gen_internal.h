@@ -27,6 +27,8 @@ typedef struct dig_preset {
 	int gold_max_pct;            /* ... and upper bound */
 	int min_moves;               /* every machine moves at least this often */
 	int max_dry;                 /* moves a machine makes without collecting gold, at most */
+	int max_spare;      /* taps the recorded walk may take past the optimum (-1: any) */
+	int min_choice_x10; /* valid taps per tap along the optimal play, at least (x10) */
 	double place_p[DIG_T_COUNT]; /* place hook probability per terrain */
 	double decoy_p;              /* decoy hook probability (lava's hook takes a third) */
 	int max_attempts;
