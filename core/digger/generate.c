@@ -650,8 +650,9 @@ static bool choice_enough(const dig_level *lv, const uint8_t *taps, int n, int m
 	dig_cmd cmd;
 	dig_state_init(lv, &s);
 	long valid = 0;
+	int slots = dig_slots(lv);
 	for (int t = 0; t < n; t++) {
-		for (int slot = 0; slot < dig_slots(lv); slot++)
+		for (int slot = 0; slot < slots; slot++)
 			valid += dig_arrow_valid(lv, &s, slot);
 		if (dig_arrow_do(lv, &s, taps[t], &cmd) != 0)
 			return false;
@@ -662,13 +663,14 @@ static bool choice_enough(const dig_level *lv, const uint8_t *taps, int n, int m
 /*
  * Step 5, the solver's verdict on a candidate that passed steps 1 to 4:
  * PASSED, or the rejection reason. The optimum must exist within the
- * budget and be no longer than the recorded solution; then the player's
- * view: the solver's optimal play must pass every quality check the
- * recorded walk passed (a shortcut that skips most of the puzzle, a machine
- * that an optimal play barely moves, ...), and it must work just as well
- * on `plain`, the level without its red herrings, so that no optimal play
- * shown needs one (a decoy that gives uses or turns, or a stone it needs
- * as a wall, would be part of the puzzle, not a herring).
+ * budget and be no longer than the recorded solution (and, where the
+ * preset asks, at most max_spare taps shorter and offering min_choice_x10
+ * / 10 valid taps per tap); then the player's view: the solver's optimal
+ * play must pass every quality check the recorded walk passed (a shortcut that skips most of the
+ * puzzle, a machine that an optimal play barely moves, ...), and it must work just as well on
+ * `plain`, the level without its red herrings, so that no optimal play shown needs one (a decoy
+ * that gives uses or turns, or a stone it needs as a wall, would be part of the puzzle, not a
+ * herring).
  */
 static int judge_optimal(const dig_level *lv, const dig_level *plain, const dig_preset *ps,
 			 const dig_trace *recorded, const dig_solve_result *res)
