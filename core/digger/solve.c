@@ -1688,6 +1688,12 @@ static void walk_list_merge(solver *sv, struct walks *w, int m, int cell, int ca
 {
 	const struct walk_list *e = walk_list_of(sv, m, cell, came, w->limit);
 	if (!e || e->full) {
+		/* The listing may have taken the state's distances' place
+		 * (moves_of is direct-mapped): look them up again. */
+		if ((w->set = moves_of(sv, w->rx)) < 0) {
+			w->full = true; /* no memory: no bound */
+			return;
+		}
 		walk_root(w, cell, came);
 		walk_all(sv, w, m, 0);
 		return;
