@@ -217,7 +217,7 @@ typedef struct solver {
 	struct walks *walks0;    /* walk_list_of's: the walks from the search's first state */
 	struct walk_list *wlist; /* per (machine, cell, way in + 1): walk_list_of's listings */
 	relax rx0;               /* the relaxed moves of the search's first state */
-	bool no_lists;           /* some gift is not one-shot: no listings */
+	bool no_lists;           /* no listings: a gift is not one-shot, or no turns at first */
 } solver;
 
 /* ---- keys ---- */
@@ -1616,8 +1616,9 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 	if (!w) {
 		for (int i = 0; i < sv->ngift; i++)
 			sv->no_lists |= !sv->one_shot[sv->gift_cell[i]];
-		if (sv->no_lists || !(w = sv->walks0 = walks_new(sv, LIST_VECS)) ||
-		    !relax_of(sv, &sv->from, &sv->rx0))
+		/* (A first state with no turns bounds nothing: no tap is valid.) */
+		sv->no_lists |= !relax_of(sv, &sv->from, &sv->rx0);
+		if (sv->no_lists || !(w = sv->walks0 = walks_new(sv, LIST_VECS)))
 			return NULL;
 		w->node_max = LIST_NODES;
 		uses_given(sv, &sv->from, w->cap);
