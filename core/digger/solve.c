@@ -218,6 +218,7 @@ typedef struct solver {
 	struct walk_list *wlist; /* per (machine, cell, way in + 1): walk_list_of's listings */
 	relax rx0;               /* the relaxed moves of the search's first state */
 	bool no_lists;           /* no listings: a gift is not one-shot, or no turns at first */
+	size_t list_walks;       /* walks kept in all the listings, at most LIST_TOTAL */
 } solver;
 
 /* ---- keys ---- */
@@ -1343,6 +1344,7 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
 #define LIST_NODES 32768 /* walk-search nodes per listing (walk_list_of), at most */
 #define LIST_VECS 512    /* walks kept per gold by a listing, at most */
 #define LIST_WALKS 4096  /* walks in a listing, at most (else each state searches) */
+#define LIST_TOTAL (1 << 19) /* walks kept in all of a search's listings (about 17 MB) */
 #define WALK_VECS 48    /* walks kept per gold, at most (then: no bound) */
 #define WALK_STEPS 4096 /* branch-and-bound steps per state (then: not refuted) */
 #define WALK_SLACK 3    /* steps a walk may take past the total tried */
@@ -1612,6 +1614,8 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 	struct walk_list *e = &sv->wlist[(m * sv->cells + cell) * 5 + came + 1];
 	if (e->limit >= limit || sv->no_lists)
 		return sv->no_lists ? NULL : e;
+	if (sv->list_walks >= LIST_TOTAL)
+		return NULL; /* the listings' memory is spent: each state searches */
 	struct walks *w = sv->walks0;
 	if (!w) {
 		for (int i = 0; i < sv->ngift; i++)
@@ -1643,6 +1647,12 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 	int n = 0;
 	for (int j = 0; j < w->n; j++)
 		n += w->nvec[w->order[j]];
+	sv->list_walks -= (size_t)e->n;
+	e->n = 0;
+	e->limit = (uint8_t)limit;
+	e->full = w->full || n > LIST_WALKS;
+	if (e->full)
+		return e; /* its walks are not kept: each state searches its own */
 	uint16_t *first = e->first ? e->first : malloc((size_t)(sv->ngold + 1) * sizeof *first);
 	if (first)
 		e->first = first;
@@ -1652,10 +1662,12 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 	uint64_t *used = realloc(e->used, ((size_t)n * (size_t)w->words + 1) * sizeof *used);
 	if (used)
 		e->used = used;
-	if (!first || !depth || !used)
+	if (!first || !depth || !used) {
+		e->limit = 0;
 		return NULL;
+	}
+	sv->list_walks += (size_t)n;
 	/* By gold index, then by length (a state's limit cuts each run). */
-	e->n = 0;
 	for (int g = 0; g < sv->ngold; g++) {
 		e->first[g] = (uint16_t)e->n;
 		if (!((w->gold >> sv->gold_cell[g]) & 1u))
@@ -1677,8 +1689,6 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 		}
 	}
 	e->first[sv->ngold] = (uint16_t)e->n;
-	e->full = w->full || e->n > LIST_WALKS;
-	e->limit = (uint8_t)limit;
 	return e;
 }
 
