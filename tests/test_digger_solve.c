@@ -488,6 +488,10 @@ static const known_case KNOWN[] = {
 	  NULL },
 	{ "stone open to the right machine", "@0 #:2 $/@1 . .", PLAIN, 1, 5, NULL, DIG_SOLVED, 3,
 	  "L1 B1 L0" },
+	/* More than 127 uses on one arrow, few enough beyond the turns that
+	 * the uses bound runs: its walks count uses in bytes below 128. */
+	{ "an arrow with 130 uses", "@0 . . . . $", PLAIN, 0, 70, "L0=130", DIG_SOLVED, 5,
+	  "L0 L0 L0 L0 L0" },
 };
 
 static void test_known_levels(void **state)

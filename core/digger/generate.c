@@ -666,11 +666,12 @@ static bool choice_enough(const dig_level *lv, const uint8_t *taps, int n, int m
  * budget and be no longer than the recorded solution (and, where the
  * preset asks, at most max_spare taps shorter and offering min_choice_x10
  * / 10 valid taps per tap); then the player's view: the solver's optimal
- * play must pass every quality check the recorded walk passed (a shortcut that skips most of the
- * puzzle, a machine that an optimal play barely moves, ...), and it must work just as well on
- * `plain`, the level without its red herrings, so that no optimal play shown needs one (a decoy
- * that gives uses or turns, or a stone it needs as a wall, would be part of the puzzle, not a
- * herring).
+ * play must pass every quality check the recorded walk passed (a shortcut
+ * that skips most of the puzzle, a machine that an optimal play barely
+ * moves, ...), and it must work just as well on `plain`, the level without
+ * its red herrings, so that no optimal play shown needs one (a decoy that
+ * gives uses or turns, or a stone it needs as a wall, would be part of the
+ * puzzle, not a herring).
  */
 static int judge_optimal(const dig_level *lv, const dig_level *plain, const dig_preset *ps,
 			 const dig_trace *recorded, const dig_solve_result *res)

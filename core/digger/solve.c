@@ -422,6 +422,12 @@ static int push(bucket *b, uint32_t node)
 	return 0;
 }
 
+/* Queues node n (again) at f = nf, the last bucket holding every larger f. */
+static int queue_at(solver *sv, uint32_t n, int nf)
+{
+	return push(&sv->open[nf < F_MAX ? nf : F_MAX - 1], n);
+}
+
 static void walks_free(struct walks *w); /* the uses bound's */
 static void walk_lists_free(solver *sv);
 
@@ -701,6 +707,13 @@ static int came_in(const dig_level *lv, int from, int to)
 	if (to == from + lv->w)
 		return DIG_DOWN;
 	return DIG_LEFT;
+}
+
+/* The way machine m of s came in as the walks see it: came_in under
+ * no_shuffle (no step straight back), else -1 (any step). */
+static int way_in(const solver *sv, const dig_state *s, int m)
+{
+	return sv->lv->rules.no_shuffle ? came_in(sv->lv, s->prev[m], s->pos[m]) : -1;
 }
 
 /*
@@ -1294,13 +1307,12 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
 	if (set < 0 || (!sv->lone && !(sv->lone = calloc(1, sizeof *sv->lone))))
 		return false;
 	struct lone *ln = sv->lone;
-	bool no_shuffle = sv->lv->rules.no_shuffle;
 	uint8_t uses[DIG_MAX_ARROWS];
 	uses_given(sv, s, uses);
 	int came[DIG_MAX_MACHINES];
 	const uint8_t *row[DIG_MAX_MACHINES];
 	for (int m = 0; m < sv->machines; m++) {
-		came[m] = no_shuffle ? came_in(sv->lv, s->prev[m], s->pos[m]) : -1;
+		came[m] = way_in(sv, s, m);
 		row[m] = row_of(sv, rx, set, s->pos[m], came[m]);
 	}
 	for (uint64_t g = s->gold; g; g &= g - 1) {
@@ -1381,7 +1393,10 @@ struct walks {
 	uint32_t stamp;
 	int len;
 	bool full;                    /* a limit was hit: no bound */
-	uint8_t cap[DIG_MAX_ARROWS];  /* uses left per live slot, gifts counted */
+	union {                       /* uses left per live slot, gifts counted */
+		uint8_t cap[DIG_MAX_ARROWS];
+		uint64_t cap_words[WALK_WORDS]; /* (the same, as spends_more reads it) */
+	};
 	uint8_t allow[DIG_MAX_CELLS]; /* per gold index: machines that may collect it */
 	int nvec[DIG_MAX_CELLS];      /* per gold index */
 	uint64_t *vec; /* per gold index (ngold of them), vec_max walks of WALK_WORDS */
@@ -1612,8 +1627,10 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 	    !(sv->wlist = calloc((size_t)(sv->machines * sv->cells * 5), sizeof *sv->wlist)))
 		return NULL;
 	struct walk_list *e = &sv->wlist[(m * sv->cells + cell) * 5 + came + 1];
-	if (e->limit >= limit || sv->no_lists)
-		return sv->no_lists ? NULL : e;
+	if (sv->no_lists)
+		return NULL;
+	if (e->limit >= limit)
+		return e;
 	if (sv->list_walks >= LIST_TOTAL)
 		return NULL; /* the listings' memory is spent: each state searches */
 	struct walks *w = sv->walks0;
@@ -1709,15 +1726,13 @@ static void walk_list_merge(solver *sv, struct walks *w, int m, int cell, int ca
 		walk_all(sv, w, m, 0);
 		return;
 	}
-	uint64_t cap[WALK_WORDS] = { 0 };
-	memcpy(cap, w->cap, (size_t)sv->nlive);
 	for (int j = 0; j < w->n && !w->full; j++) {
 		int gi = w->order[j];
 		if (!((w->allow[gi] >> m) & 1u))
 			continue;
 		for (int i = e->first[gi]; i < e->first[gi + 1] && e->depth[i] <= w->limit; i++) {
 			const uint64_t *used = e->used + (size_t)i * (size_t)w->words;
-			if (spends_more(cap, used, w->words))
+			if (spends_more(w->cap_words, used, w->words))
 				walk_keep(w, gi, used);
 		}
 	}
@@ -1754,6 +1769,9 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 		return lo; /* walk depths and uses spent are bytes below 128 */
 	struct walks *w = sv->walks;
 	uses_given(sv, s, w->cap);
+	for (int i = 0; i < sv->nlive; i++)
+		if (w->cap[i] > WALK_LONGEST)     /* no walk is longer; spends_more */
+			w->cap[i] = WALK_LONGEST; /* reads bytes below 128 */
 	w->n = 0;
 	for (uint64_t g = s->gold; g; g &= g - 1) {
 		int c = __builtin_ctzll(g), gi = sv->gold_index[c];
@@ -1775,10 +1793,7 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 		for (int j = 0; j < w->n; j++)
 			w->nvec[w->order[j]] = 0;
 		for (int m = 0; m < sv->machines && !w->full; m++)
-			walk_list_merge(sv, w, m, s->pos[m],
-					sv->lv->rules.no_shuffle
-						? came_in(sv->lv, s->prev[m], s->pos[m])
-						: -1);
+			walk_list_merge(sv, w, m, s->pos[m], way_in(sv, s, m));
 		if (w->full)
 			return t;
 		for (int j = 1; j < w->n; j++)
@@ -1931,7 +1946,7 @@ static int offer(solver *sv, const uint8_t *key, const dig_state *st, uint32_t f
 	if (b < least)
 		b = least;
 	int nf = g + b < f ? f : g + b;
-	return push(&sv->open[nf < F_MAX ? nf : F_MAX - 1], n);
+	return queue_at(sv, n, nf);
 }
 
 /*
@@ -2037,6 +2052,8 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 				continue;
 			int g = sv.g[n];
 			decode(&sv, key_of(&sv, n), g, sv.turns_left[n], &s);
+			relax rx; /* the state's relaxed moves, once worked out */
+			bool rx_ok = false;
 			if (which != DIG_BOUND_NEAREST && !(sv.flags[n] & REFINED)) {
 				/* Offered with the nearest bound (cheap, and most
 				 * stored states are never expanded); now the full
@@ -2050,8 +2067,7 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 				if (b > sv.least[n])
 					sv.least[n] = (uint8_t)b;
 				if (g + b > f) {
-					int nf = g + b < F_MAX ? g + b : F_MAX - 1;
-					if ((rc = push(&sv.open[nf], n)) != 0)
+					if ((rc = queue_at(&sv, n, g + b)) != 0)
 						goto stop;
 					continue;
 				}
@@ -2062,17 +2078,15 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 				 * slowest hardest proofs 10 to 58 % of the refined
 				 * states never get this far. */
 				sv.flags[n] |= USES_KNOWN;
-				relax rx;
-				int b = relax_of(&sv, &s, &rx) ? bound_uses(&sv, &s, &rx, f - g)
-							       : -1;
+				rx_ok = relax_of(&sv, &s, &rx);
+				int b = rx_ok ? bound_uses(&sv, &s, &rx, f - g) : -1;
 				if (b < 0) {
 					sv.flags[n] |= EXPANDED;
 					continue;
 				}
 				if (g + b > f) {
 					sv.least[n] = (uint8_t)b;
-					int nf = g + b < F_MAX ? g + b : F_MAX - 1;
-					if ((rc = push(&sv.open[nf], n)) != 0)
+					if ((rc = queue_at(&sv, n, g + b)) != 0)
 						goto stop;
 					continue;
 				}
@@ -2081,8 +2095,9 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 			if (which != DIG_BOUND_NEAREST && s.gold) {
 				/* About to be expanded: first the lone-machine test
 				 * (only states that come this far pay for it). */
-				relax rx;
-				if (!relax_of(&sv, &s, &rx) || lone_dead(&sv, &s, &rx))
+				if (!rx_ok && !(rx_ok = relax_of(&sv, &s, &rx)))
+					continue;
+				if (lone_dead(&sv, &s, &rx))
 					continue;
 			}
 			out->states++;
