@@ -161,18 +161,20 @@ static void assert_replays(const dig_level *lv, const dig_solve_result *res)
  * DIG_BOUND_NEAREST; DIG_BOUND_PAIRS, the assignment bound with its pair
  * tables from the first state, which small levels never reach otherwise;
  * DIG_BOUND_ASSIGN, the assignment bound alone, the default before the
- * uses bound) on the same level: the same verdict and the same number of
- * taps (all are exact searches; only the work differs). Returns the
- * default's result in *res.
+ * uses bound; DIG_BOUND_ROUTES, the route bound on top of the uses bound)
+ * on the same level: the same verdict and the same number of taps (all are
+ * exact searches; only the work differs). Returns the default's result in
+ * *res.
  */
 static void solve_both(const dig_level *lv, uint64_t max_states, dig_solve_result *res, int i)
 {
 	sf_err err = { 0 };
-	dig_solve_result old, pairs, assign;
+	dig_solve_result old, pairs, assign, routes;
 	assert_int_equal(dig_solve(lv, max_states, res, &err), 0);
 	assert_int_equal(dig_solve_with(lv, NULL, max_states, DIG_BOUND_NEAREST, &old, &err), 0);
 	assert_int_equal(dig_solve_with(lv, NULL, max_states, DIG_BOUND_PAIRS, &pairs, &err), 0);
 	assert_int_equal(dig_solve_with(lv, NULL, max_states, DIG_BOUND_ASSIGN, &assign, &err), 0);
+	assert_int_equal(dig_solve_with(lv, NULL, max_states, DIG_BOUND_ROUTES, &routes, &err), 0);
 	if (old.status != res->status || (res->status == DIG_SOLVED && old.turns != res->turns))
 		fail_msg("level %d: the uses bound says status %d in %d, the nearest bound %d "
 			 "in %d",
@@ -186,6 +188,10 @@ static void solve_both(const dig_level *lv, uint64_t max_states, dig_solve_resul
 		fail_msg("level %d: the uses bound says status %d in %d, the assignment bound "
 			 "alone %d in %d",
 			 i, res->status, res->turns, assign.status, assign.turns);
+	if (routes.status != res->status ||
+	    (res->status == DIG_SOLVED && routes.turns != res->turns))
+		fail_msg("level %d: the uses bound says status %d in %d, the route bound %d in %d",
+			 i, res->status, res->turns, routes.status, routes.turns);
 }
 
 static void test_against_brute_force(void **state)

@@ -524,9 +524,9 @@ static int check_params(const dig_gen_params *p, sf_err *err)
 	if (p->max_attempts < 1 || p->max_attempts > 100000)
 		return sf_err_set(err, SF_EINVAL, "max_attempts: %d is outside 1..100000",
 				  p->max_attempts);
-	if ((int)p->solver_bound < 0 || p->solver_bound > DIG_BOUND_USES)
+	if ((int)p->solver_bound < 0 || p->solver_bound > DIG_BOUND_ROUTES)
 		return sf_err_set(err, SF_EINVAL, "solver_bound: %d is outside 0..%d",
-				  (int)p->solver_bound, DIG_BOUND_USES);
+				  (int)p->solver_bound, DIG_BOUND_ROUTES);
 	if (p->solver_states < 1)
 		return sf_err_set(err, SF_EINVAL, "solver_states: 0 is outside 1..%llu",
 				  (unsigned long long)UINT64_MAX);

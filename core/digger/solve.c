@@ -42,7 +42,10 @@
  * so it comes last: only a state that the other bounds leave at the f
  * being expanded pays for it (USES_KNOWN), and each machine's walks are
  * listed once per search per cell and way in (walk_list_of) and filtered
- * for each state. A search that has
+ * for each state. DIG_BOUND_ROUTES (not the default) asks those states
+ * for the route bound too (bound_route): one route per machine through
+ * all its gold, webs' visits counted; far stronger, far dearer so far.
+ * A search that has
  * expanded JOINT_AFTER states builds the pair tables (joint_build: for two
  * machines, the taps to reach two gold when a tap moves only the machines
  * on its line) and from then on the assignment must fit them too; the open
@@ -214,6 +217,7 @@ typedef struct solver {
 	} exit[DIG_MAX_CELLS][4];
 	struct lone *lone; /* the test's nodes, allocated on first use */
 	struct walks *walks; /* the uses bound's, allocated on first use */
+	struct routes *routes;   /* the route bound's, allocated on first use */
 	struct walks *walks0;    /* walk_list_of's: the walks from the search's first state */
 	struct walk_list *wlist; /* per (machine, cell, way in + 1): walk_list_of's listings */
 	relax rx0;               /* the relaxed moves of the search's first state */
@@ -429,6 +433,7 @@ static int queue_at(solver *sv, uint32_t n, int nf)
 }
 
 static void walks_free(struct walks *w); /* the uses bound's */
+static void routes_free(struct routes *r); /* the route bound's */
 static void walk_lists_free(solver *sv);
 
 static void solver_free(solver *sv)
@@ -448,6 +453,7 @@ static void solver_free(solver *sv)
 	free(sv->joint);
 	free(sv->lone);
 	walks_free(sv->walks);
+	routes_free(sv->routes);
 	walks_free(sv->walks0);
 	walk_lists_free(sv);
 	free(sv->scratch);
@@ -1815,6 +1821,454 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 	}
 }
 
+/* ---- the route bound ---- */
+
+#define ROUTE_NODES 65535 /* route-search nodes per machine (indices + 1 fit 16 bits) */
+#define ROUTE_HASH 4096   /* (cell, way, gold, webs) heads of the node chains */
+#define ROUTE_ENTS 4096   /* routes kept per machine, at most (then: no bound) */
+#define ROUTE_STEPS 20000 /* choosing steps per total tried (then: it fits) */
+#define ROUTE_CHAIN 16    /* nodes a new one is compared with for dominance */
+#define ROUTE_SLACK 6     /* steps listed past the total asked for first */
+#define ROUTE_EHASH 1024  /* (gold, web entries) heads of the kept routes' chains */
+#define ROUTE_WEBS 8      /* webs still needing 2+ visits counted, at most (the rest: 1) */
+#define ROUTE_ITEMS (64 + ROUTE_WEBS)
+
+/* A node of route_all's search: the uses spent, the gold entered (a bit
+ * per gold index that counts), entries into each web that needs counting
+ * (wc), cell, length and way in. */
+typedef struct route_node {
+	union {
+		uint8_t used[DIG_MAX_ARROWS];
+		uint64_t words[WALK_WORDS];
+	};
+	uint64_t mask;
+	uint32_t next;
+	uint8_t cell, depth;
+	int8_t came;
+	uint8_t wc[ROUTE_WEBS];
+} route_node;
+
+/* A route kept: its uses spent, length (sum), gold entered and web entries. */
+typedef struct route_ent {
+	union {
+		uint8_t used[DIG_MAX_ARROWS];
+		uint64_t words[WALK_WORDS];
+	};
+	uint64_t mask;
+	int sum;
+	uint8_t wc[ROUTE_WEBS];
+} route_ent;
+
+/* A route as an option for an item: which machine's. */
+typedef struct route_opt {
+	const route_ent *e;
+	int m;
+} route_opt;
+
+/* The route bound's working memory (bound_route), kept over a search. */
+struct routes {
+	route_node *node; /* ROUTE_NODES, one machine's search at a time */
+	int len;
+	uint32_t head[ROUTE_HASH]; /* stamp << 16 | (node + 1), as struct walks' */
+	uint32_t stamp;
+	route_ent *ent[DIG_MAX_MACHINES]; /* ROUTE_ENTS routes kept per machine */
+	int nent[DIG_MAX_MACHINES];
+	uint8_t cap[DIG_MAX_ARROWS];      /* uses left per live slot, gifts counted */
+	uint64_t allow[DIG_MAX_MACHINES]; /* gold indices m may collect (a bit each) */
+	uint64_t all;                     /* gold indices counted by a bit */
+	int nlive, words;
+	int machines;
+	bool taken[DIG_MAX_MACHINES]; /* route_fit: machines with a route chosen */
+	long steps;                   /* route_fit's, for the total being tried */
+	bool over;                    /* a limit stopped the listing: no bound */
+	route_opt *opt;               /* per item, its routes by length: [first[i], first[i + 1]) */
+	int opt_cap;
+	int first[ROUTE_ITEMS + 1];                      /* items: gold index i, then 64 + web w */
+	route_opt merged[DIG_MAX_MACHINES * ROUTE_ENTS]; /* every route, by length */
+	int nweb, web_gi[ROUTE_WEBS], web_need[ROUTE_WEBS]; /* webs counted: gold, visits */
+	bool web_shared[ROUTE_WEBS];         /* worn by several machines: entries add up */
+	int8_t web_idx[DIG_MAX_CELLS];       /* cell -> web counted, or -1 */
+	uint8_t my_shared[DIG_MAX_MACHINES]; /* per machine: the shared webs it wears */
+	int have[ROUTE_WEBS];                /* entries the routes chosen so far make */
+	/* route_keep's (gold, web entries) -> routes kept, per machine */
+	uint32_t ehead[DIG_MAX_MACHINES][ROUTE_EHASH]; /* estamp << 16 | (route + 1) */
+	uint16_t enext[DIG_MAX_MACHINES][ROUTE_ENTS];
+	uint32_t estamp;
+};
+
+static void routes_free(struct routes *r)
+{
+	if (!r)
+		return;
+	free(r->node);
+	free(r->opt);
+	for (int m = 0; m < DIG_MAX_MACHINES; m++)
+		free(r->ent[m]);
+	free(r);
+}
+
+/* Keeps q as one of machine m's routes, entering the gold of `mask`, unless
+ * one kept with the same gold and web entries spends no more anywhere (the
+ * routes come by length, so none kept spends more than q). */
+static void route_keep(struct routes *r, int m, uint64_t mask, const route_node *q)
+{
+	uint64_t wk;
+	memcpy(&wk, q->wc, sizeof wk);
+	uint32_t h =
+		(uint32_t)(((mask ^ (wk * 0xC2B2AE3D27D4EB4FULL)) * 0x9E3779B97F4A7C15ULL) >> 52) &
+		(ROUTE_EHASH - 1);
+	uint32_t first = (r->ehead[m][h] >> 16) == r->estamp ? r->ehead[m][h] & 0xFFFFu : 0;
+	for (uint32_t k = first; k; k = r->enext[m][k - 1]) {
+		const route_ent *o = &r->ent[m][k - 1];
+		if (o->mask == mask && !memcmp(o->wc, q->wc, sizeof o->wc) &&
+		    spends_more(q->words, o->words, r->words))
+			return;
+	}
+	int n = r->nent[m];
+	if (n == ROUTE_ENTS) {
+		r->over = true;
+		return;
+	}
+	route_ent *e = &r->ent[m][n];
+	memcpy(e->words, q->words, sizeof e->words);
+	memcpy(e->wc, q->wc, sizeof e->wc);
+	e->mask = mask;
+	e->sum = q->depth;
+	r->enext[m][n] = (uint16_t)first;
+	r->ehead[m][h] = r->estamp << 16 | (uint32_t)(n + 1);
+	r->nent[m] = n + 1;
+}
+
+/* Machine m's routes from (cell, came), at most L steps: breadth-first by
+ * length (as walk_all's moves: a live slot with uses left that acts on the
+ * cell, can_enter, never straight back under no_shuffle), a node dropped
+ * when one at the same cell, way in, gold and web entries spends no more
+ * anywhere, a branch cut when no gold or web it still wants lies within
+ * the relaxed distance left. Each step that makes the route count for a
+ * gold (the first entry; a web m alone wears: its v-th) or enter a web
+ * it shares once more records a route (route_keep). */
+static void route_all(solver *sv, struct routes *r, const dig_state *s, const relax *rx, int set,
+		      int m, int cell, int came, int L)
+{
+	next_stamp(&r->stamp, r->head, sizeof r->head);
+	next_stamp(&r->estamp, &r->ehead[0][0], sizeof r->ehead);
+	r->nent[m] = 0;
+	route_node *root = &r->node[0];
+	memset(root, 0, sizeof *root);
+	root->cell = (uint8_t)cell;
+	root->came = (int8_t)came;
+	r->len = 1;
+	bool no_shuffle = sv->lv->rules.no_shuffle;
+	uint64_t want = r->allow[m];
+	int lo = 0;
+	for (int d = 0; d < L && !r->over; d++) {
+		int hi = r->len;
+		for (int a = lo; a < hi && !r->over; a++) {
+			const route_node *p = &r->node[a];
+			bool sat = (p->mask & want) == want;
+			for (int w = 0; w < r->nweb && sat; w++)
+				if (((r->my_shared[m] >> w) & 1u) && p->wc[w] < r->web_need[w])
+					sat = false;
+			if (sat)
+				continue;
+			for (int e = 0; e < sv->nexit[p->cell]; e++) {
+				const struct exit *x = &sv->exit[p->cell][e];
+				if (p->used[x->live] >= r->cap[x->live] ||
+				    !((sv->enter[m] >> x->to) & 1u) ||
+				    (p->came >= 0 && x->dir == ((p->came + 2) & 3)))
+					continue;
+				route_node q = *p;
+				q.used[x->live]++;
+				q.depth = (uint8_t)(d + 1);
+				q.cell = x->to;
+				q.came = (int8_t)(no_shuffle ? x->dir : -1);
+				if ((s->gold >> x->to) & 1u) {
+					int gi = sv->gold_index[x->to];
+					int wi = r->web_idx[x->to];
+					bool done = true;
+					if (wi >= 0 && r->web_shared[wi]) {
+						if (((r->my_shared[m] >> wi) & 1u) &&
+						    q.wc[wi] < r->web_need[wi]) {
+							q.wc[wi]++;
+							route_keep(r, m, q.mask, &q);
+						}
+						done = false;
+					} else if (wi >= 0 && ((want >> gi) & 1u)) {
+						if (q.wc[wi] < r->web_need[wi])
+							q.wc[wi]++;
+						done = q.wc[wi] >= r->web_need[wi];
+					}
+					if (done && ((want >> gi) & 1u) && !((q.mask >> gi) & 1u)) {
+						q.mask |= UINT64_C(1) << gi;
+						route_keep(r, m, q.mask, &q);
+					}
+				}
+				bool qsat = (q.mask & want) == want;
+				for (int w = 0; w < r->nweb && qsat; w++)
+					if (((r->my_shared[m] >> w) & 1u) &&
+					    q.wc[w] < r->web_need[w])
+						qsat = false;
+				if (qsat)
+					continue;
+				const uint8_t *row = row_of(sv, rx, set, q.cell, q.came);
+				int near = FAR;
+				for (uint64_t g = want & ~q.mask; g; g &= g - 1) {
+					int gi = __builtin_ctzll(g);
+					int dd = row[gi];
+					if (dd == 0 && r->web_idx[sv->gold_cell[gi]] >= 0)
+						dd = 1;
+					if (dd < near)
+						near = dd;
+				}
+				for (int w = 0; w < r->nweb; w++)
+					if (((r->my_shared[m] >> w) & 1u) &&
+					    q.wc[w] < r->web_need[w]) {
+						int dd = row[r->web_gi[w]] ? row[r->web_gi[w]] : 1;
+						if (dd < near)
+							near = dd;
+					}
+				if (q.depth + near > L)
+					continue;
+				uint64_t wk;
+				memcpy(&wk, q.wc, sizeof wk);
+				uint32_t h = (uint32_t)((q.cell * 5 + q.came + 1) * 0x9E3779B1u ^
+							(uint32_t)(q.mask * 0x85EBCA77u) ^
+							(uint32_t)(q.mask >> 32) ^
+							(uint32_t)(wk * 0x27D4EB2Fu)) &
+					     (ROUTE_HASH - 1);
+				uint32_t first =
+					(r->head[h] >> 16) == r->stamp ? r->head[h] & 0xFFFFu : 0;
+				bool dom = false;
+				int seen = 0;
+				for (uint32_t k = first; k && !dom && seen < ROUTE_CHAIN;
+				     k = r->node[k - 1].next, seen++) {
+					const route_node *o = &r->node[k - 1];
+					dom = o->cell == q.cell && o->came == q.came &&
+					      o->mask == q.mask &&
+					      !memcmp(o->wc, q.wc, sizeof o->wc) &&
+					      spends_more(q.words, o->words, r->words);
+				}
+				if (dom)
+					continue;
+				if (r->len == ROUTE_NODES) {
+					r->over = true;
+					break;
+				}
+				q.next = first;
+				r->node[r->len] = q;
+				r->head[h] = r->stamp << 16 | (uint32_t)(r->len + 1);
+				r->len++;
+				p = &r->node[a];
+			}
+		}
+		lo = hi;
+	}
+}
+
+/* The bytewise max of v and n (bytes below 128) into up, and the sum of
+ * its bytes. */
+static inline int max_into(const uint64_t *v, const uint64_t *n, uint64_t *up, int words)
+{
+	const uint64_t ones = 0x0101010101010101ULL;
+	int sum = 0;
+	for (int k = 0; k < words; k++) {
+		uint64_t more = (((v[k] | BYTE_TOPS) - n[k]) & BYTE_TOPS) >> 7;
+		uint64_t mask = more * 0xFF;
+		up[k] = (v[k] & mask) | (n[k] & ~mask);
+		sum += (int)((up[k] * ones) >> 56);
+	}
+	return sum;
+}
+
+/* The first of item it's routes from index i on that a machine not yet
+ * taken may choose within t, with n the most spent so far: its index (the
+ * new most in up, their sum in *tot), or -1. */
+static int route_next(const struct routes *r, int it, int i, const uint64_t *n, int t, uint64_t *up,
+		      int *tot)
+{
+	for (; i < r->first[it + 1] && r->opt[i].e->sum <= t; i++)
+		if (!r->taken[r->opt[i].m] &&
+		    (*tot = max_into(r->opt[i].e->words, n, up, r->words)) <= t)
+			return i;
+	return -1;
+}
+
+/* Can the machines not yet taken each take one route or none so that the
+ * gold left (r->all minus `cover`) is entered and the shared webs get their
+ * entries, with the sum over slots of the most any route spends (n so far,
+ * `total` its sum) at most t? Branches on the item with the fewest routes
+ * left, and gives up when some item's cheapest route already passes t.
+ * Running out of steps answers yes. */
+static bool route_fit(struct routes *r, const uint64_t *n, int total, uint64_t cover, int t)
+{
+	if (++r->steps > ROUTE_STEPS)
+		return true;
+	int items[ROUTE_ITEMS], ni = 0;
+	for (uint64_t g = r->all & ~cover; g; g &= g - 1)
+		items[ni++] = __builtin_ctzll(g);
+	for (int w = 0; w < r->nweb; w++)
+		if (r->web_shared[w] && r->have[w] < r->web_need[w])
+			items[ni++] = 64 + w;
+	if (!ni)
+		return true;
+	int best = -1, fewest = INT32_MAX, lb = 0, tot;
+	uint64_t up[WALK_WORDS];
+	for (int ii = 0; ii < ni; ii++) {
+		int it = items[ii], cnt = 0, least = INT32_MAX;
+		for (int i = r->first[it]; (i = route_next(r, it, i, n, t, up, &tot)) >= 0; i++) {
+			cnt++;
+			if (tot - total < least)
+				least = tot - total;
+		}
+		if (cnt == 0)
+			return false;
+		if (least > lb)
+			lb = least;
+		if (cnt < fewest) {
+			fewest = cnt;
+			best = it;
+		}
+	}
+	if (total + lb > t)
+		return false;
+	for (int i = r->first[best]; (i = route_next(r, best, i, n, t, up, &tot)) >= 0; i++) {
+		const route_opt *o = &r->opt[i];
+		r->taken[o->m] = true;
+		for (int w = 0; w < r->nweb; w++)
+			r->have[w] += o->e->wc[w];
+		bool ok = route_fit(r, up, tot, cover | o->e->mask, t);
+		for (int w = 0; w < r->nweb; w++)
+			r->have[w] -= o->e->wc[w];
+		r->taken[o->m] = false;
+		if (ok)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The route bound (DIG_BOUND_ROUTES; not the default, see docs/digger.md,
+ * "One route per machine": 3.4 times fewer states, but dearer). The uses
+ * bound lets each gold take its own walk, so one machine may walk left to
+ * one gold and right to another on the same uses. Here each machine takes
+ * one route (or none): the least sum over live slots of the most any
+ * chosen route taps it, such that the routes enter every gold left (each
+ * by a machine that may collect it) and give every web its visits: a web
+ * that one machine alone wears counts for that machine's route only after
+ * its v-th entry; a web several machines wear needs the chosen routes'
+ * entries to add up to v. In a winning play each machine's own moves are
+ * such a route (a tap of slot s moves it one step along s), the taps of s
+ * are at least the most any machine steps along s, and the collector of
+ * each gold enters it, a web's wearers as often as it needs: so it is a
+ * lower bound, never below the uses bound (that is this with one route
+ * per gold), and one tap lowers it by at most one (each machine's route
+ * from before the tap is its route after it with one more step, all along
+ * the tapped slot). Routes are listed per state up to ROUTE_SLACK steps
+ * past lo (a route longer than the total tried cannot be part of it); when
+ * no choice fits within those, that length + 1 is still a bound. Where a
+ * limit stops the listing, lo is returned; where it stops the choice, the
+ * total tried counts as fitting: both stay bounds. -1: dead.
+ */
+static int bound_route(solver *sv, const dig_state *s, const relax *rx, int lo)
+{
+	if (rx->limit > WALK_LONGEST)
+		return lo; /* route lengths and uses spent are bytes below 128 */
+	if (!sv->routes) {
+		struct routes *r = sv->routes = calloc(1, sizeof *sv->routes);
+		bool ok = r && (r->node = malloc(ROUTE_NODES * sizeof *r->node));
+		for (int m = 0; ok && m < sv->machines; m++)
+			ok = (r->ent[m] = malloc(ROUTE_ENTS * sizeof *r->ent[m])) != NULL;
+		if (!ok) {
+			routes_free(r);
+			sv->routes = NULL;
+			return lo; /* no memory: no bound beyond lo */
+		}
+	}
+	struct routes *r = sv->routes;
+	r->nlive = sv->nlive;
+	r->words = (sv->nlive + 7) / 8;
+	r->machines = sv->machines;
+	uses_given(sv, s, r->cap);
+	r->all = 0;
+	r->nweb = 0;
+	memset(r->web_idx, -1, sizeof r->web_idx);
+	memset(r->my_shared, 0, sizeof r->my_shared);
+	memset(r->have, 0, sizeof r->have);
+	memset(r->allow, 0, sizeof r->allow);
+	for (uint64_t g = s->gold; g; g &= g - 1) {
+		int c = __builtin_ctzll(g), gi = sv->gold_index[c], v = s->web_left[c];
+		uint8_t allow = v ? sv->counters[gi] : 0xFF;
+		if (v >= 2 && r->nweb < ROUTE_WEBS) {
+			int w = r->nweb++;
+			r->web_idx[c] = (int8_t)w;
+			r->web_gi[w] = gi;
+			r->web_need[w] = v;
+			r->web_shared[w] = (allow & (allow - 1)) != 0;
+			if (r->web_shared[w]) { /* counted by the entries, not by a bit */
+				for (int m = 0; m < sv->machines; m++)
+					if ((allow >> m) & 1u)
+						r->my_shared[m] |= (uint8_t)(1u << w);
+				continue;
+			}
+		}
+		r->all |= UINT64_C(1) << gi;
+		for (int m = 0; m < sv->machines; m++)
+			if ((allow >> m) & 1u)
+				r->allow[m] |= UINT64_C(1) << gi;
+	}
+	int set = moves_of(sv, rx);
+	if (set < 0)
+		return lo;
+	int L = lo + ROUTE_SLACK < rx->limit ? lo + ROUTE_SLACK : rx->limit;
+	r->over = false;
+	for (int m = 0; m < sv->machines && !r->over; m++)
+		route_all(sv, r, s, rx, set, m, s->pos[m], way_in(sv, s, m), L);
+	if (r->over)
+		return lo;
+	/* Every machine's routes come by length: merged by length, then dealt
+	 * out to the items they serve. */
+	int nall = 0, pos[DIG_MAX_MACHINES] = { 0 };
+	size_t need = 0;
+	for (;;) {
+		int bm = -1;
+		for (int m = 0; m < sv->machines; m++)
+			if (pos[m] < r->nent[m] &&
+			    (bm < 0 || r->ent[m][pos[m]].sum < r->ent[bm][pos[bm]].sum))
+				bm = m;
+		if (bm < 0)
+			break;
+		const route_ent *e = &r->ent[bm][pos[bm]++];
+		r->merged[nall].e = e;
+		r->merged[nall++].m = bm;
+		need += (size_t)__builtin_popcountll(e->mask) + (size_t)r->nweb;
+	}
+	if (need > (size_t)r->opt_cap) {
+		route_opt *more = realloc(r->opt, need * sizeof *more);
+		if (!more)
+			return lo;
+		r->opt = more;
+		r->opt_cap = (int)need;
+	}
+	int at = 0;
+	for (int it = 0; it < ROUTE_ITEMS; it++) {
+		r->first[it] = at;
+		int w = it - 64;
+		if (it < 64 ? !((r->all >> it) & 1u) : w >= r->nweb || !r->web_shared[w])
+			continue;
+		for (int i = 0; i < nall; i++)
+			if (it < 64 ? (r->merged[i].e->mask >> it) & 1u : r->merged[i].e->wc[w] > 0)
+				r->opt[at++] = r->merged[i];
+	}
+	r->first[ROUTE_ITEMS] = at;
+	for (int t = lo; t <= L; t++) {
+		uint64_t n[WALK_WORDS] = { 0 };
+		r->steps = 0;
+		if (route_fit(r, n, 0, 0, t))
+			return t;
+	}
+	return L == rx->limit ? -1 : L + 1;
+}
+
 /*
  * Whether the search's first state has more than USES_SPARE arrow uses
  * (gifts counted) beyond the taps it can make at most (turns or uses). The
@@ -2028,7 +2482,7 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 	solver sv = { .lv = lv, .which = which };
 	layout(&sv);
 	sv.from = from ? *from : sv.start;
-	if (which == DIG_BOUND_USES && uses_to_spare(&sv))
+	if ((which == DIG_BOUND_USES || which == DIG_BOUND_ROUTES) && uses_to_spare(&sv))
 		sv.which = DIG_BOUND_ASSIGN; /* the same search without the uses bound */
 	sv.by_key.len = sv.key_len;
 	sv.by_rest.len = sv.rest_len;
@@ -2072,7 +2526,8 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 					continue;
 				}
 			}
-			if (sv.which == DIG_BOUND_USES && !(sv.flags[n] & USES_KNOWN) && s.gold) {
+			if ((sv.which == DIG_BOUND_USES || sv.which == DIG_BOUND_ROUTES) &&
+			    !(sv.flags[n] & USES_KNOWN) && s.gold) {
 				/* The uses bound last, and only for a state the
 				 * others leave at this f (see bound_uses): on the
 				 * slowest hardest proofs 10 to 58 % of the refined
@@ -2080,6 +2535,9 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 				sv.flags[n] |= USES_KNOWN;
 				rx_ok = relax_of(&sv, &s, &rx);
 				int b = rx_ok ? bound_uses(&sv, &s, &rx, f - g) : -1;
+				if (b >= 0 && b <= f - g && sv.which == DIG_BOUND_ROUTES)
+					b = bound_route(&sv, &s, &rx,
+							f - g); /* (the stronger, dearer) */
 				if (b < 0) {
 					sv.flags[n] |= EXPANDED;
 					continue;
