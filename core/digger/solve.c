@@ -1939,6 +1939,18 @@ static void route_keep(struct routes *r, int m, uint64_t mask, const route_node 
 	r->nent[m] = n + 1;
 }
 
+/* Whether machine m's route ending in p wants nothing more: every gold m
+ * may collect entered, every web it shares entered as often as it needs. */
+static bool route_done(const struct routes *r, int m, const route_node *p)
+{
+	if ((p->mask & r->allow[m]) != r->allow[m])
+		return false;
+	for (int w = 0; w < r->nweb; w++)
+		if (((r->my_shared[m] >> w) & 1u) && p->wc[w] < r->web_need[w])
+			return false;
+	return true;
+}
+
 /* Machine m's routes from (cell, came), at most L steps: breadth-first by
  * length (as walk_all's moves: a live slot with uses left that acts on the
  * cell, can_enter, never straight back under no_shuffle), a node dropped
@@ -1965,11 +1977,7 @@ static void route_all(solver *sv, struct routes *r, const dig_state *s, const re
 		int hi = r->len;
 		for (int a = lo; a < hi && !r->over; a++) {
 			const route_node *p = &r->node[a];
-			bool sat = (p->mask & want) == want;
-			for (int w = 0; w < r->nweb && sat; w++)
-				if (((r->my_shared[m] >> w) & 1u) && p->wc[w] < r->web_need[w])
-					sat = false;
-			if (sat)
+			if (route_done(r, m, p))
 				continue;
 			for (int e = 0; e < sv->nexit[p->cell]; e++) {
 				const struct exit *x = &sv->exit[p->cell][e];
@@ -2003,12 +2011,7 @@ static void route_all(solver *sv, struct routes *r, const dig_state *s, const re
 						route_keep(r, m, q.mask, &q);
 					}
 				}
-				bool qsat = (q.mask & want) == want;
-				for (int w = 0; w < r->nweb && qsat; w++)
-					if (((r->my_shared[m] >> w) & 1u) &&
-					    q.wc[w] < r->web_need[w])
-						qsat = false;
-				if (qsat)
+				if (route_done(r, m, &q))
 					continue;
 				const uint8_t *row = row_of(sv, rx, set, q.cell, q.came);
 				int near = FAR;
