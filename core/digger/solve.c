@@ -1384,6 +1384,22 @@ static bool spends_more(const uint64_t *a, const uint64_t *b, int words)
 	return true;
 }
 
+/* The bytewise max of v and n (bytes below 128) into up, and the sum of
+ * its bytes (a word's below 256: both are uses of at most WALK_LONGEST
+ * steps in all, so the max's sum is at most twice that). */
+static inline int max_into(const uint64_t *v, const uint64_t *n, uint64_t *up, int words)
+{
+	const uint64_t ones = 0x0101010101010101ULL;
+	int sum = 0;
+	for (int k = 0; k < words; k++) {
+		uint64_t more = (((v[k] | BYTE_TOPS) - n[k]) & BYTE_TOPS) >> 7;
+		uint64_t mask = more * 0xFF;
+		up[k] = (v[k] & mask) | (n[k] & ~mask);
+		sum += (int)((up[k] * ones) >> 56);
+	}
+	return sum;
+}
+
 /* A node of walk_all's search: as lone_node, with the uses spent so far. */
 typedef struct walk_node {
 	uint64_t used[WALK_WORDS]; /* a byte per live slot, the rest 0 */
@@ -1530,25 +1546,14 @@ static bool walks_fit(struct walks *w, int j, uint64_t *n, int total, int t)
 {
 	if (j == w->n || ++w->steps > WALK_STEPS)
 		return true;
-	const uint64_t ones = 0x0101010101010101ULL;
 	int gi = w->order[j];
 	for (int i = 0; i < w->nvec[gi]; i++)
 		if (spends_more(n, VEC(w, gi, i), w->words))
 			return walks_fit(w, j + 1, n, total, t);
 	for (int i = 0; i < w->nvec[gi]; i++) {
-		const uint64_t *v = VEC(w, gi, i);
-		uint64_t up[WALK_WORDS];
-		int extra = 0;
-		for (int k = 0; k < w->words; k++) {
-			/* bytewise max(v, n), and what it adds (sums below 256) */
-			uint64_t more = (((v[k] | BYTE_TOPS) - n[k]) & BYTE_TOPS) >> 7;
-			uint64_t mask = more * 0xFF;
-			up[k] = (v[k] & mask) | (n[k] & ~mask);
-			extra += (int)((up[k] * ones) >> 56) - (int)((n[k] * ones) >> 56);
-		}
-		if (total + extra > t)
-			continue;
-		if (walks_fit(w, j + 1, up, total + extra, t))
+		uint64_t up[WALK_WORDS]; /* n raised to walk i (total: the sum of n's bytes) */
+		int tot = max_into(VEC(w, gi, i), n, up, w->words);
+		if (tot <= t && walks_fit(w, j + 1, up, tot, t))
 			return true;
 	}
 	return false;
@@ -1876,7 +1881,7 @@ struct routes {
 	uint8_t cap[DIG_MAX_ARROWS];      /* uses left per live slot, gifts counted */
 	uint64_t allow[DIG_MAX_MACHINES]; /* gold indices m may collect (a bit each) */
 	uint64_t all;                     /* gold indices counted by a bit */
-	int nlive, words;
+	int nlive, words;                 /* the solver's, set at allocation */
 	int machines;
 	bool taken[DIG_MAX_MACHINES]; /* route_fit: machines with a route chosen */
 	long steps;                   /* route_fit's, for the total being tried */
@@ -2068,21 +2073,6 @@ static void route_all(solver *sv, struct routes *r, const dig_state *s, const re
 	}
 }
 
-/* The bytewise max of v and n (bytes below 128) into up, and the sum of
- * its bytes. */
-static inline int max_into(const uint64_t *v, const uint64_t *n, uint64_t *up, int words)
-{
-	const uint64_t ones = 0x0101010101010101ULL;
-	int sum = 0;
-	for (int k = 0; k < words; k++) {
-		uint64_t more = (((v[k] | BYTE_TOPS) - n[k]) & BYTE_TOPS) >> 7;
-		uint64_t mask = more * 0xFF;
-		up[k] = (v[k] & mask) | (n[k] & ~mask);
-		sum += (int)((up[k] * ones) >> 56);
-	}
-	return sum;
-}
-
 /* The first of item it's routes from index i on that a machine not yet
  * taken may choose within t, with n the most spent so far: its index (the
  * new most in up, their sum in *tot), or -1. */
@@ -2186,11 +2176,11 @@ static int bound_route(solver *sv, const dig_state *s, const relax *rx, int lo)
 			sv->routes = NULL;
 			return lo; /* no memory: no bound beyond lo */
 		}
+		r->nlive = sv->nlive;
+		r->words = (sv->nlive + 7) / 8;
+		r->machines = sv->machines;
 	}
 	struct routes *r = sv->routes;
-	r->nlive = sv->nlive;
-	r->words = (sv->nlive + 7) / 8;
-	r->machines = sv->machines;
 	uses_given(sv, s, r->cap);
 	r->all = 0;
 	r->nweb = 0;
