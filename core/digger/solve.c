@@ -1365,7 +1365,7 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
 #define LIST_TOTAL (1 << 19) /* walks kept in all of a search's listings (about 17 MB) */
 #define WALK_VECS 48    /* walks kept per gold, at most (then: no bound) */
 #define WALK_STEPS 4096 /* branch-and-bound steps per state (then: not refuted) */
-#define WALK_SLACK 3    /* steps a walk may take past the total tried */
+#define WALK_SLACK 16   /* steps a walk may take past the total tried (see bound_uses) */
 #define WALK_WORDS (DIG_MAX_ARROWS / 8)
 #define WALK_CHAIN 8      /* nodes a new one is compared with for dominance */
 #define WALK_LONGEST 120  /* steps a walk may take, at most (else no bound) */
@@ -1382,6 +1382,20 @@ static bool spends_more(const uint64_t *a, const uint64_t *b, int words)
 		if ((((a[i] | BYTE_TOPS) - b[i]) & BYTE_TOPS) != BYTE_TOPS)
 			return false;
 	return true;
+}
+
+/* The slots a walk's uses (bytes below 128) touch: bit i for byte i. A
+ * walk spends at least another's uses everywhere only if its support
+ * holds the other's, so the support rules out most pairs in one test
+ * before spends_more reads the words. */
+static inline uint32_t support(const uint64_t *v, int words)
+{
+	uint32_t m = 0;
+	for (int k = 0; k < words; k++) {
+		uint64_t nz = ((v[k] + 0x7F7F7F7F7F7F7F7FULL) & BYTE_TOPS) >> 7;
+		m |= (uint32_t)((nz * 0x0102040810204080ULL) >> 56) << (8 * k);
+	}
+	return m;
 }
 
 /* The bytewise max of v and n (bytes below 128) into up, and the sum of
@@ -1422,6 +1436,7 @@ struct walks {
 	uint8_t allow[DIG_MAX_CELLS]; /* per gold index: machines that may collect it */
 	int nvec[DIG_MAX_CELLS];      /* per gold index */
 	uint64_t *vec; /* per gold index (ngold of them), vec_max walks of WALK_WORDS */
+	uint32_t *sup; /* beside vec: each walk's support (SUP) */
 	int vec_max;
 	int order[DIG_MAX_CELLS], n;     /* the gold left, fewest walks first */
 	uint8_t near[DIG_MAX_CELLS * 5]; /* this machine's nearest gold from (cell, came + 1) */
@@ -1435,12 +1450,14 @@ struct walks {
 
 /* Walk i kept for gold gi. */
 #define VEC(w, gi, i) ((w)->vec + ((size_t)(gi) * (size_t)(w)->vec_max + (size_t)(i)) * WALK_WORDS)
+#define SUP(w, gi, i) ((w)->sup[(size_t)(gi) * (size_t)(w)->vec_max + (size_t)(i)])
 
 static void walks_free(struct walks *w)
 {
 	if (w) {
 		free(w->node);
 		free(w->vec);
+		free(w->sup);
 		free(w);
 	}
 }
@@ -1450,14 +1467,17 @@ static void walks_free(struct walks *w)
 static void walk_keep(struct walks *w, int gi, const uint64_t *used)
 {
 	int n = w->nvec[gi], k = 0;
+	uint32_t su = support(used, w->words);
 	for (int i = 0; i < n; i++)
-		if (spends_more(used, VEC(w, gi, i), w->words))
+		if (!(SUP(w, gi, i) & ~su) && spends_more(used, VEC(w, gi, i), w->words))
 			return;
 	for (int i = 0; i < n; i++)
-		if (!spends_more(VEC(w, gi, i), used, w->words)) {
-			if (k != i)
+		if ((su & ~SUP(w, gi, i)) || !spends_more(VEC(w, gi, i), used, w->words)) {
+			if (k != i) {
 				memcpy(VEC(w, gi, k), VEC(w, gi, i),
 				       (size_t)w->words * sizeof *w->vec);
+				SUP(w, gi, k) = SUP(w, gi, i);
+			}
 			k++;
 		}
 	if (k == w->vec_max) {
@@ -1465,6 +1485,7 @@ static void walk_keep(struct walks *w, int gi, const uint64_t *used)
 		return;
 	}
 	memcpy(VEC(w, gi, k), used, (size_t)w->words * sizeof *w->vec);
+	SUP(w, gi, k) = su;
 	w->nvec[gi] = k + 1;
 }
 
@@ -1547,8 +1568,9 @@ static bool walks_fit(struct walks *w, int j, uint64_t *n, int total, int t)
 	if (j == w->n || ++w->steps > WALK_STEPS)
 		return true;
 	int gi = w->order[j];
+	uint32_t sn = support(n, w->words);
 	for (int i = 0; i < w->nvec[gi]; i++)
-		if (spends_more(n, VEC(w, gi, i), w->words))
+		if (!(SUP(w, gi, i) & ~sn) && spends_more(n, VEC(w, gi, i), w->words))
 			return walks_fit(w, j + 1, n, total, t);
 	for (int i = 0; i < w->nvec[gi]; i++) {
 		uint64_t up[WALK_WORDS]; /* n raised to walk i (total: the sum of n's bytes) */
@@ -1606,10 +1628,11 @@ static struct walks *walks_new(const solver *sv, int vec_max)
 		return NULL;
 	w->vec_max = vec_max;
 	w->vec = malloc((size_t)sv->ngold * (size_t)vec_max * WALK_WORDS * sizeof *w->vec);
+	w->sup = malloc((size_t)sv->ngold * (size_t)vec_max * sizeof *w->sup);
 	w->node = malloc(WALK_FIRST * sizeof *w->node);
 	w->node_cap = WALK_FIRST;
 	w->node_max = WALK_NODES;
-	if (!w->vec || !w->node) {
+	if (!w->vec || !w->sup || !w->node) {
 		walks_free(w);
 		return NULL;
 	}
@@ -1797,7 +1820,10 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 		return lo;
 	w->steps = 0;
 	/* A walk longer than t cannot take part in a total of t: the walks are
-	 * searched WALK_SLACK steps past the total tried, then further. */
+	 * searched WALK_SLACK steps past the total tried, then further. (With 3
+	 * steps, a state the bound raised far merged its listings again for
+	 * each larger total; with 16 it mostly merges once: 11 % less time on
+	 * hardest seeds 1-100, 12 % on expert 1-30, the same levels.) */
 	for (int t = lo;;) {
 		w->limit = t + WALK_SLACK < rx->limit ? t + WALK_SLACK : rx->limit;
 		w->full = false;
