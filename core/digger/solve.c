@@ -1585,6 +1585,35 @@ static bool walks_fit(struct walks *w, int j, uint64_t *n, int total, int t)
 }
 
 /*
+ * What every fit must spend, into n0 (its sum returned): per slot, the
+ * most over the gold left of the least any of the gold's walks taps it.
+ * The taps n of any fit hold one walk of each gold, so n is at least each
+ * gold's least and at least n0; walks_fit starts from n0 instead of
+ * nothing, and no total below its sum can fit.
+ */
+static int forced_uses(const struct walks *w, uint64_t *n0)
+{
+	int sum = 0;
+	memset(n0, 0, WALK_WORDS * sizeof *n0);
+	for (int j = 0; j < w->n; j++) {
+		int gi = w->order[j];
+		uint64_t least[WALK_WORDS] = { 0 };
+		memcpy(least, VEC(w, gi, 0), (size_t)w->words * sizeof *least);
+		for (int i = 1; i < w->nvec[gi]; i++) {
+			const uint64_t *v = VEC(w, gi, i);
+			for (int k = 0; k < w->words; k++) {
+				/* bytewise min: where v's byte is at least least's, keep least's */
+				uint64_t keep =
+					((((v[k] | BYTE_TOPS) - least[k]) & BYTE_TOPS) >> 7) * 0xFF;
+				least[k] = (least[k] & keep) | (v[k] & ~keep);
+			}
+		}
+		sum = max_into(least, n0, n0, w->words);
+	}
+	return sum;
+}
+
+/*
  * Machine m's walks from (cell, way in), listed once per search: the walks
  * walk_all finds from the search's first state (its uses left, gifts
  * counted, its gold, any machine allowed, its relaxed moves to cut the
@@ -1787,7 +1816,8 @@ static void walk_list_merge(solver *sv, struct walks *w, int m, int cell, int ca
  * bounds above (the busiest machine's k) cannot. At least `lo`; -1 when
  * no n fits within the limit (dead). Per gold, the Pareto-least uses of
  * the walks into it (walk_list_merge: each machine's listing, filtered),
- * then a depth-first search for n (walks_fit) for each total from lo up.
+ * then a depth-first search for n (walks_fit) for each total from lo up,
+ * starting from what every fit must spend (forced_uses).
  * Where a limit cuts the walk listing short, the total tried so far is
  * returned; where it cuts the search for n, the total tried counts as
  * fitting: both stay bounds. The search asks with lo = f - g for a state
@@ -1843,12 +1873,15 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 				w->order[i] = w->order[i - 1];
 				w->order[i - 1] = x;
 			}
-		if (w->nvec[w->order[0]] > 0)
-			for (; t <= w->limit; t++) {
-				uint64_t n[WALK_WORDS] = { 0 };
-				if (walks_fit(w, 0, n, 0, t))
+		if (w->nvec[w->order[0]] > 0) {
+			uint64_t n0[WALK_WORDS];
+			int tot0 = forced_uses(w, n0);
+			if (t < tot0)
+				t = tot0;
+			for (; t <= w->limit; t++)
+				if (walks_fit(w, 0, n0, tot0, t))
 					return t;
-			}
+		}
 		if (w->limit == rx->limit)
 			return -1;
 		t = w->limit + 1;
