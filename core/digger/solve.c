@@ -1376,13 +1376,20 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
 #define NEAR_UNKNOWN 0xFE /* walks.near not worked out yet (FAR is 255) */
 #define USES_SPARE 64     /* uses beyond the taps possible that skip the bound */
 
-/* Does a spend at least b's uses on every live slot? Bytes below 128 (a
- * walk is shorter), eight at a time: a byte of (a | 0x80) - b keeps its
- * top bit where a >= b, and never borrows from the next. */
+/* The top bit of each byte where a's byte is at least b's (bytes below
+ * 128, eight at a time: a byte of (a | 0x80) - b keeps its top bit where
+ * a >= b, and never borrows from the next). */
+static inline uint64_t at_least(uint64_t a, uint64_t b)
+{
+	return ((a | BYTE_TOPS) - b) & BYTE_TOPS;
+}
+
+/* Does a spend at least b's uses on every live slot? (A walk is shorter
+ * than 128 steps.) */
 static bool spends_more(const uint64_t *a, const uint64_t *b, int words)
 {
 	for (int i = 0; i < words; i++)
-		if ((((a[i] | BYTE_TOPS) - b[i]) & BYTE_TOPS) != BYTE_TOPS)
+		if (at_least(a[i], b[i]) != BYTE_TOPS)
 			return false;
 	return true;
 }
@@ -1409,8 +1416,7 @@ static inline int max_into(const uint64_t *v, const uint64_t *n, uint64_t *up, i
 	const uint64_t ones = 0x0101010101010101ULL;
 	int sum = 0;
 	for (int k = 0; k < words; k++) {
-		uint64_t more = (((v[k] | BYTE_TOPS) - n[k]) & BYTE_TOPS) >> 7;
-		uint64_t mask = more * 0xFF;
+		uint64_t mask = (at_least(v[k], n[k]) >> 7) * 0xFF;
 		up[k] = (v[k] & mask) | (n[k] & ~mask);
 		sum += (int)((up[k] * ones) >> 56);
 	}
@@ -1603,8 +1609,7 @@ static int forced_uses(const struct walks *w, uint64_t *n0)
 			const uint64_t *v = VEC(w, gi, i);
 			for (int k = 0; k < w->words; k++) {
 				/* bytewise min: where v's byte is at least least's, keep least's */
-				uint64_t keep =
-					((((v[k] | BYTE_TOPS) - least[k]) & BYTE_TOPS) >> 7) * 0xFF;
+				uint64_t keep = (at_least(v[k], least[k]) >> 7) * 0xFF;
 				least[k] = (least[k] & keep) | (v[k] & ~keep);
 			}
 		}
