@@ -53,7 +53,8 @@
  * Among states of equal f the deepest come first (deepest_first), so that
  * the last layer, the one holding an optimum, is walked straight to it. A
  * state about to be expanded first passes the lone-machine test (lone_dead;
- * not with DIG_BOUND_NEAREST): when some gold is out of reach of every
+ * not with DIG_BOUND_NEAREST; nor where the uses bound has found every
+ * gold a walk, LIVE: its walks are the lone test's): when some gold is out of reach of every
  * machine walking on its own, each arrow's uses counted along its walk, the
  * state is dead and dropped with everything it leads to. The relaxed
  * distances count an arrow with one use left as usable for ever; in a long
@@ -120,6 +121,7 @@
 #define EXPANDED 1u                               /* node flag: expanded (closed) */
 #define REFINED 2u /* node flag: its f holds the assignment bound, not only the nearest */
 #define USES_KNOWN 4u /* node flag: its f holds the uses bound too */
+#define LIVE 8u       /* node flag: the uses bound found every gold a walk (not lone_dead) */
 #define NO_NODE UINT32_MAX
 #define CHAIN_MAX 64  /* stored states compared per new state for dominance */
 #define PAIR_CACHE 1024   /* distance sets kept, direct-mapped by moves */
@@ -210,6 +212,8 @@ typedef struct solver {
 	 * from q gold b (joint_build); NULL until built */
 	uint8_t *joint;
 
+	bool uses_live; /* bound_uses' last answer found every gold a walk */
+	int no_walk;    /* the gold index bound_uses last found no walk for */
 	/* the lone-machine test (lone_dead) */
 	uint64_t enter[DIG_MAX_MACHINES]; /* cells machine m may step into (can_enter) */
 	uint8_t nexit[DIG_MAX_CELLS];     /* live slots that move a machine off cell c */
@@ -1471,31 +1475,42 @@ static void walks_free(struct walks *w)
 	}
 }
 
-/* Keeps `used` among gold gi's walks unless one kept spends no more anywhere;
- * drops those it spends no more than. */
-static void walk_keep(struct walks *w, int gi, const uint64_t *used)
+/*
+ * Keeps `used` among gold gi's walks unless one of the first `cmp` kept
+ * spends no more anywhere; drops those of the first `cmp` it spends no more
+ * than, and returns how many it dropped. (The walks after the first cmp
+ * are its own machine's from one listing, none spending at least another:
+ * see walk_list_keep.) One pass: the kept walks never spend at least one
+ * another, so a walk that spends at least `used` comes before none that
+ * `used` would drop (that one would spend at least the first).
+ */
+static int walk_keep(struct walks *w, int gi, const uint64_t *used, int cmp)
 {
 	int n = w->nvec[gi], k = 0;
 	uint32_t su = support(used, w->words);
-	for (int i = 0; i < n; i++)
-		if (!(SUP(w, gi, i) & ~su) && spends_more(used, VEC(w, gi, i), w->words))
-			return;
-	for (int i = 0; i < n; i++)
-		if ((su & ~SUP(w, gi, i)) || !spends_more(VEC(w, gi, i), used, w->words)) {
-			if (k != i) {
-				memcpy(VEC(w, gi, k), VEC(w, gi, i),
-				       (size_t)w->words * sizeof *w->vec);
-				SUP(w, gi, k) = SUP(w, gi, i);
-			}
-			k++;
+	for (int i = 0; i < n; i++) {
+		if (i < cmp) {
+			uint32_t si = SUP(w, gi, i);
+			if (!(si & ~su) && spends_more(used, VEC(w, gi, i), w->words))
+				return 0; /* (nothing dropped before it: k == i) */
+			if (!(su & ~si) && spends_more(VEC(w, gi, i), used, w->words))
+				continue; /* dropped */
 		}
+		if (k != i) {
+			memcpy(VEC(w, gi, k), VEC(w, gi, i), (size_t)w->words * sizeof *w->vec);
+			SUP(w, gi, k) = SUP(w, gi, i);
+		}
+		k++;
+	}
+	int dropped = n - k;
 	if (k == w->vec_max) {
 		w->full = true;
-		return;
+		return dropped;
 	}
 	memcpy(VEC(w, gi, k), used, (size_t)w->words * sizeof *w->vec);
 	SUP(w, gi, k) = su;
 	w->nvec[gi] = k + 1;
+	return dropped;
 }
 
 /* Depth-first from node `at` of machine m's walks, at most w->limit
@@ -1507,7 +1522,7 @@ static void walk_all(solver *sv, struct walks *w, int m, int at)
 	if (p->depth > 0 && ((w->gold >> p->cell) & 1u)) {
 		int gi = sv->gold_index[p->cell];
 		if ((w->allow[gi] >> m) & 1u)
-			walk_keep(w, gi, p->used);
+			walk_keep(w, gi, p->used, w->nvec[gi]);
 	}
 	if (p->depth >= w->limit || w->full)
 		return;
@@ -1624,7 +1639,7 @@ static int forced_uses(const struct walks *w, uint64_t *n0)
  * counted, its gold, any machine allowed, its relaxed moves to cut the
  * hopeless branches), at most `limit` steps, kept per gold when no other
  * kept one spends no more anywhere. A later state's listing is this one
- * filtered (walk_list_merge): a state has no more uses on any slot than the
+ * filtered (walks_merge): a state has no more uses on any slot than the
  * first state (spent uses never come back; gifts were counted as given),
  * no gold the first state lacks, moves that are a subset and a smaller
  * limit; a walk dropped here spends at least as much as a kept one
@@ -1780,33 +1795,79 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 	return e;
 }
 
-/* Keeps in w machine m's walks from (cell, came) that the state of w
- * allows: within w->limit steps and w->cap, into gold w->gold holds and m
- * may collect. From the listing when there is one, else searched. */
-static void walk_list_merge(solver *sv, struct walks *w, int m, int cell, int came)
+/* Keeps in w machine m's walks in listing e into gold gi that the state of
+ * w allows: within w->limit steps and w->cap. The listing's walks into one
+ * gold never spend at least one another (walk_list_of keeps them so, and
+ * filtering keeps a subset), so each is compared only with the walks other
+ * machines brought, and none of those it drops could have ruled out a later
+ * one of m's (that one would spend at least the dropper). */
+static void walk_list_keep(struct walks *w, const struct walk_list *e, int gi)
 {
-	const struct walk_list *e = walk_list_of(sv, m, cell, came, w->limit);
-	if (!e || e->full) {
-		/* The listing may have taken the state's distances' place
+	int others = w->nvec[gi];
+	for (int i = e->first[gi]; i < e->first[gi + 1] && e->depth[i] <= w->limit && !w->full;
+	     i++) {
+		const uint64_t *used = e->used + (size_t)i * (size_t)w->words;
+		if (spends_more(w->cap_words, used, w->words))
+			others -= walk_keep(w, gi, used, others);
+	}
+}
+
+/*
+ * Keeps in w, per gold left, the walks of every machine from the cell and
+ * way in of state s that the state of w allows: within w->limit steps and
+ * w->cap, into gold w->gold holds, of machines that may collect it. From
+ * each machine's listing when every machine has one, gold by gold: false,
+ * the rest left unmerged, as soon as a gold has no walk (the gold that had
+ * none last time is tried first: a dead state mostly costs one gold's
+ * walks). Otherwise machine by machine, the unlisted ones searched.
+ */
+static bool walks_merge(solver *sv, struct walks *w, const dig_state *s)
+{
+	const struct walk_list *list[DIG_MAX_MACHINES];
+	bool listed = true;
+	for (int m = 0; m < sv->machines; m++) {
+		list[m] = walk_list_of(sv, m, s->pos[m], way_in(sv, s, m), w->limit);
+		listed &= list[m] && !list[m]->full;
+	}
+	for (int j = 0; j < w->n; j++)
+		w->nvec[w->order[j]] = 0;
+	if (listed) {
+		int first = (w->gold >> sv->gold_cell[sv->no_walk]) & 1u ? sv->no_walk : -1;
+		for (int j = -1; j < w->n && !w->full; j++) {
+			int gi = j < 0 ? first : w->order[j];
+			if (gi < 0 || (j >= 0 && gi == first))
+				continue;
+			for (int m = 0; m < sv->machines && !w->full; m++)
+				if ((w->allow[gi] >> m) & 1u)
+					walk_list_keep(w, list[m], gi);
+			if (w->nvec[gi] == 0 && !w->full) {
+				sv->no_walk = gi;
+				return false;
+			}
+		}
+		return true;
+	}
+	for (int m = 0; m < sv->machines && !w->full; m++) {
+		const struct walk_list *e = list[m];
+		if (e && !e->full) {
+			for (int j = 0; j < w->n && !w->full; j++)
+				if ((w->allow[w->order[j]] >> m) & 1u)
+					walk_list_keep(w, e, w->order[j]);
+			continue;
+		}
+		/* The listings may have taken the state's distances' place
 		 * (moves_of is direct-mapped): look them up again. */
 		if ((w->set = moves_of(sv, w->rx)) < 0) {
 			w->full = true; /* no memory: no bound */
-			return;
+			break;
 		}
-		walk_root(w, cell, came);
+		walk_root(w, s->pos[m], way_in(sv, s, m));
 		walk_all(sv, w, m, 0);
-		return;
 	}
-	for (int j = 0; j < w->n && !w->full; j++) {
-		int gi = w->order[j];
-		if (!((w->allow[gi] >> m) & 1u))
-			continue;
-		for (int i = e->first[gi]; i < e->first[gi + 1] && e->depth[i] <= w->limit; i++) {
-			const uint64_t *used = e->used + (size_t)i * (size_t)w->words;
-			if (spends_more(w->cap_words, used, w->words))
-				walk_keep(w, gi, used);
-		}
-	}
+	for (int j = 0; j < w->n; j++)
+		if (w->nvec[w->order[j]] == 0)
+			return false;
+	return true;
 }
 
 /*
@@ -1820,7 +1881,7 @@ static void walk_list_merge(solver *sv, struct walks *w, int m, int cell, int ca
  * one machine needs that another cannot share are counted apart, which the
  * bounds above (the busiest machine's k) cannot. At least `lo`; -1 when
  * no n fits within the limit (dead). Per gold, the Pareto-least uses of
- * the walks into it (walk_list_merge: each machine's listing, filtered),
+ * the walks into it (walks_merge: each machine's listing, filtered),
  * then a depth-first search for n (walks_fit) for each total from lo up,
  * starting from what every fit must spend (forced_uses).
  * Where a limit cuts the walk listing short, the total tried so far is
@@ -1840,6 +1901,7 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 	if (rx->limit > WALK_LONGEST)
 		return lo; /* walk depths and uses spent are bytes below 128 */
 	struct walks *w = sv->walks;
+	sv->uses_live = false;
 	uses_given(sv, s, w->cap);
 	for (int i = 0; i < sv->nlive; i++)
 		if (w->cap[i] > WALK_LONGEST)     /* no walk is longer; spends_more */
@@ -1865,27 +1927,26 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 	for (int t = lo;;) {
 		w->limit = t + WALK_SLACK < rx->limit ? t + WALK_SLACK : rx->limit;
 		w->full = false;
-		for (int j = 0; j < w->n; j++)
-			w->nvec[w->order[j]] = 0;
-		for (int m = 0; m < sv->machines && !w->full; m++)
-			walk_list_merge(sv, w, m, s->pos[m], way_in(sv, s, m));
+		bool each = walks_merge(sv, w, s);
 		if (w->full)
 			return t;
-		for (int j = 1; j < w->n; j++)
+		for (int j = 1; each && j < w->n; j++)
 			for (int i = j; i > 0 && w->nvec[w->order[i]] < w->nvec[w->order[i - 1]];
 			     i--) {
 				int x = w->order[i];
 				w->order[i] = w->order[i - 1];
 				w->order[i - 1] = x;
 			}
-		if (w->nvec[w->order[0]] > 0) {
+		if (each) {
 			uint64_t n0[WALK_WORDS];
 			int tot0 = forced_uses(w, n0);
 			if (t < tot0)
 				t = tot0;
+			sv->uses_live = true;
 			for (; t <= w->limit; t++)
 				if (walks_fit(w, 0, n0, tot0, t))
 					return t;
+			sv->uses_live = false;
 		}
 		if (w->limit == rx->limit)
 			return -1;
@@ -2643,6 +2704,8 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 					sv.flags[n] |= EXPANDED;
 					continue;
 				}
+				if (sv.uses_live)
+					sv.flags[n] |= LIVE;
 				if (g + b > f) {
 					sv.least[n] = (uint8_t)b;
 					if ((rc = queue_at(&sv, n, g + b)) != 0)
@@ -2651,9 +2714,13 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 				}
 			}
 			sv.flags[n] |= EXPANDED;
-			if (which != DIG_BOUND_NEAREST && s.gold) {
+			if (which != DIG_BOUND_NEAREST && s.gold && !(sv.flags[n] & LIVE)) {
 				/* About to be expanded: first the lone-machine test
-				 * (only states that come this far pay for it). */
+				 * (only states that come this far pay for it). A
+				 * LIVE state passes it: the uses bound found each
+				 * gold a walk of the same kind within rx.limit (on
+				 * the 25 slowest hardest proofs lone_find had taken
+				 * 7 % of the time, for no state). */
 				if (!rx_ok && !(rx_ok = relax_of(&sv, &s, &rx)))
 					continue;
 				if (lone_dead(&sv, &s, &rx))
