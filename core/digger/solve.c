@@ -36,7 +36,9 @@
  * usable moves. DIG_BOUND_USES, the default (since 2026-12-04), adds the
  * uses bound (bound_uses), which counts taps per arrow: the least total of
  * taps per arrow that gives every gold a walk of some machine that may
- * collect it, no arrow spent more often than it is tapped; two machines
+ * collect it, no arrow spent more often than it is tapped, and a web that
+ * needs v more visits at least v taps of the arrows that step into it (a
+ * tap moves one machine into a cell at most); two machines
  * that need different arrows are charged both, which the busiest machine's
  * k cannot see (hardest levels have few uses to spare). It is the dearest,
  * so it comes last: only a state that the other bounds leave at the f
@@ -217,6 +219,7 @@ typedef struct solver {
 	/* the lone-machine test (lone_dead) */
 	uint64_t enter[DIG_MAX_MACHINES]; /* cells machine m may step into (can_enter) */
 	uint8_t nexit[DIG_MAX_CELLS];     /* live slots that move a machine off cell c */
+	uint32_t entries[DIG_MAX_CELLS];  /* live slots (a bit each) that move a machine into c */
 	struct exit {
 		uint8_t live; /* index into live_slot */
 		uint8_t to;   /* the cell it steps into */
@@ -540,6 +543,7 @@ static void layout(solver *sv)
 			e->live = (uint8_t)i;
 			e->to = (uint8_t)dig_step(lv, c, dir);
 			e->dir = (uint8_t)dir;
+			sv->entries[e->to] |= UINT32_C(1) << i;
 		}
 	}
 	int rest = sv->machines * (1 + lv->rules.no_shuffle) +
@@ -1457,6 +1461,9 @@ struct walks {
 	int words;     /* of a walk's uses: (nlive + 7) / 8 */
 	uint64_t gold; /* the gold left */
 	int limit;     /* steps per walk, at most */
+	int nweb;      /* webs left needing 2+ counted visits (web_deficit) */
+	uint8_t web_need[DIG_MAX_CELLS];
+	uint64_t web_in[DIG_MAX_CELLS][WALK_WORDS]; /* 0xFF per live slot that steps into it */
 	const relax *rx;
 	int set; /* the relaxed distances' set (moves_of) */
 };
@@ -1585,11 +1592,43 @@ static void walk_all(solver *sv, struct walks *w, int m, int at)
 	}
 }
 
+/*
+ * The taps that taps n (a byte per live slot) leave the webs short of: per
+ * web left that needs v >= 2 more counted visits, v less the taps n gives
+ * the slots that step into it, the most of these (0 when none is short).
+ * A tap moves at most one machine into a given cell (its line's machines
+ * all step the same way), so a web needing v visits needs v taps of those
+ * slots, whoever walks there: a fit n needs at least this many taps more.
+ * Raising n by one tap lowers it by at most one, so total + deficit only
+ * grows as walks_fit raises n, and cuts its branches as total alone does.
+ */
+static inline int web_deficit(const struct walks *w, const uint64_t *n)
+{
+	const uint64_t even = 0x00FF00FF00FF00FFULL;
+	int most = 0;
+	for (int k = 0; k < w->nweb; k++) {
+		int short_by = w->web_need[k];
+		for (int i = 0; i < w->words; i++) {
+			/* the bytes n gives the web's slots, added in 16-bit lanes: a
+			 * sum that wrapped would overstate the shortfall */
+			uint64_t x = n[i] & w->web_in[k][i];
+			x = (x & even) + ((x >> 8) & even);
+			short_by -= (int)((x * 0x0001000100010001ULL) >> 48);
+		}
+		if (short_by > most)
+			most = short_by;
+	}
+	return most;
+}
+
 /* Can each gold from order[j] on get a walk within `n` raised by at most
- * t - total uses in all? Running out of steps answers yes. */
+ * t - total uses in all, the webs' visits counted (web_deficit)? Running
+ * out of steps answers yes. */
 static bool walks_fit(struct walks *w, int j, uint64_t *n, int total, int t)
 {
-	if (j == w->n || ++w->steps > WALK_STEPS)
+	if (j == w->n)
+		return total + web_deficit(w, n) <= t;
+	if (++w->steps > WALK_STEPS)
 		return true;
 	int gi = w->order[j];
 	uint32_t sn = support(n, w->words);
@@ -1599,7 +1638,7 @@ static bool walks_fit(struct walks *w, int j, uint64_t *n, int total, int t)
 	for (int i = 0; i < w->nvec[gi]; i++) {
 		uint64_t up[WALK_WORDS]; /* n raised to walk i (total: the sum of n's bytes) */
 		int tot = max_into(VEC(w, gi, i), n, up, w->words);
-		if (tot <= t && walks_fit(w, j + 1, up, tot, t))
+		if (tot <= t && tot + web_deficit(w, up) <= t && walks_fit(w, j + 1, up, tot, t))
 			return true;
 	}
 	return false;
@@ -1875,9 +1914,12 @@ static bool walks_merge(solver *sv, struct walks *w, const dig_state *s)
  * that every gold left has a walk into it, of a machine that may collect
  * it, spending no slot more often than n_s (walks as in lone_dead: one
  * step per tap of a slot acting on the machine's cell, uses and gifts
- * counted, can_enter, no_shuffle, at most rx->limit steps). In a winning
+ * counted, can_enter, no_shuffle, at most rx->limit steps), and giving
+ * each web left that needs v >= 2 visits v taps of the slots that step
+ * into it (web_deficit; -1 at once when their uses cannot). In a winning
  * play, n_s = the taps of s do it: the collector of each gold walks there
- * on its own moves, each a tap of a slot. So it is a lower bound; taps
+ * on its own moves, each a tap of a slot, and each visit that wears a web
+ * is a tap of its own. So it is a lower bound; taps
  * one machine needs that another cannot share are counted apart, which the
  * bounds above (the busiest machine's k) cannot. At least `lo`; -1 when
  * no n fits within the limit (dead). Per gold, the Pareto-least uses of
@@ -1907,11 +1949,24 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 		if (w->cap[i] > WALK_LONGEST)     /* no walk is longer; spends_more */
 			w->cap[i] = WALK_LONGEST; /* reads bytes below 128 */
 	w->n = 0;
+	w->nweb = 0;
 	for (uint64_t g = s->gold; g; g &= g - 1) {
 		int c = __builtin_ctzll(g), gi = sv->gold_index[c];
 		w->allow[gi] = s->web_left[c] ? sv->counters[gi] : 0xFF;
 		w->nvec[gi] = 0;
 		w->order[w->n++] = gi;
+		if (s->web_left[c] >= 2) {
+			int can = 0;
+			for (uint32_t in = sv->entries[c]; in; in &= in - 1)
+				can += w->cap[__builtin_ctz(in)];
+			if (can < s->web_left[c])
+				return -1; /* too few uses left to step into it often enough */
+			w->web_need[w->nweb] = s->web_left[c];
+			uint8_t *in = (uint8_t *)w->web_in[w->nweb++];
+			memset(in, 0, sizeof w->web_in[0]);
+			for (uint32_t b = sv->entries[c]; b; b &= b - 1)
+				in[__builtin_ctz(b)] = 0xFF;
+		}
 	}
 	w->gold = s->gold;
 	w->rx = rx;
@@ -1940,8 +1995,8 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 		if (each) {
 			uint64_t n0[WALK_WORDS];
 			int tot0 = forced_uses(w, n0);
-			if (t < tot0)
-				t = tot0;
+			if (t < tot0 + web_deficit(w, n0))
+				t = tot0 + web_deficit(w, n0);
 			sv->uses_live = true;
 			for (; t <= w->limit; t++)
 				if (walks_fit(w, 0, n0, tot0, t))
