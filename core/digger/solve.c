@@ -219,7 +219,9 @@ typedef struct solver {
 	/* the lone-machine test (lone_dead) */
 	uint64_t enter[DIG_MAX_MACHINES]; /* cells machine m may step into (can_enter) */
 	uint8_t nexit[DIG_MAX_CELLS];     /* live slots that move a machine off cell c */
-	uint32_t entries[DIG_MAX_CELLS];  /* live slots (a bit each) that move a machine into c */
+	/* per cell, 0xFF at the byte of each live slot that moves a machine
+	 * into it (as a walk's uses are laid out: web_deficit) */
+	uint64_t entries[DIG_MAX_CELLS][DIG_MAX_ARROWS / 8];
 	struct exit {
 		uint8_t live; /* index into live_slot */
 		uint8_t to;   /* the cell it steps into */
@@ -543,7 +545,7 @@ static void layout(solver *sv)
 			e->live = (uint8_t)i;
 			e->to = (uint8_t)dig_step(lv, c, dir);
 			e->dir = (uint8_t)dir;
-			sv->entries[e->to] |= UINT32_C(1) << i;
+			((uint8_t *)sv->entries[e->to])[i] = 0xFF;
 		}
 	}
 	int rest = sv->machines * (1 + lv->rules.no_shuffle) +
@@ -1392,6 +1394,20 @@ static inline uint64_t at_least(uint64_t a, uint64_t b)
 	return ((a | BYTE_TOPS) - b) & BYTE_TOPS;
 }
 
+/* The sum of v's bytes where mask's are 0xFF, added in 16-bit lanes so
+ * that it never wraps (a wrapped sum would overstate a web's shortfall). */
+static inline int bytes_in(const uint64_t *v, const uint64_t *mask, int words)
+{
+	const uint64_t even = 0x00FF00FF00FF00FFULL;
+	int sum = 0;
+	for (int i = 0; i < words; i++) {
+		uint64_t x = v[i] & mask[i];
+		x = (x & even) + ((x >> 8) & even);
+		sum += (int)((x * 0x0001000100010001ULL) >> 48);
+	}
+	return sum;
+}
+
 /* Does a spend at least b's uses on every live slot? (A walk is shorter
  * than 128 steps.) */
 static bool spends_more(const uint64_t *a, const uint64_t *b, int words)
@@ -1463,7 +1479,7 @@ struct walks {
 	int limit;     /* steps per walk, at most */
 	int nweb;      /* webs left needing 2+ counted visits (web_deficit) */
 	uint8_t web_need[DIG_MAX_CELLS];
-	uint64_t web_in[DIG_MAX_CELLS][WALK_WORDS]; /* 0xFF per live slot that steps into it */
+	const uint64_t *web_in[DIG_MAX_CELLS]; /* its solver.entries */
 	const relax *rx;
 	int set; /* the relaxed distances' set (moves_of) */
 };
@@ -1604,17 +1620,9 @@ static void walk_all(solver *sv, struct walks *w, int m, int at)
  */
 static inline int web_deficit(const struct walks *w, const uint64_t *n)
 {
-	const uint64_t even = 0x00FF00FF00FF00FFULL;
 	int most = 0;
 	for (int k = 0; k < w->nweb; k++) {
-		int short_by = w->web_need[k];
-		for (int i = 0; i < w->words; i++) {
-			/* the bytes n gives the web's slots, added in 16-bit lanes: a
-			 * sum that wrapped would overstate the shortfall */
-			uint64_t x = n[i] & w->web_in[k][i];
-			x = (x & even) + ((x >> 8) & even);
-			short_by -= (int)((x * 0x0001000100010001ULL) >> 48);
-		}
+		int short_by = w->web_need[k] - bytes_in(n, w->web_in[k], w->words);
 		if (short_by > most)
 			most = short_by;
 	}
@@ -1950,27 +1958,21 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 			w->cap[i] = WALK_LONGEST; /* reads bytes below 128 */
 	w->n = 0;
 	w->nweb = 0;
+	w->words = (sv->nlive + 7) / 8;
 	for (uint64_t g = s->gold; g; g &= g - 1) {
 		int c = __builtin_ctzll(g), gi = sv->gold_index[c];
 		w->allow[gi] = s->web_left[c] ? sv->counters[gi] : 0xFF;
 		w->nvec[gi] = 0;
 		w->order[w->n++] = gi;
 		if (s->web_left[c] >= 2) {
-			int can = 0;
-			for (uint32_t in = sv->entries[c]; in; in &= in - 1)
-				can += w->cap[__builtin_ctz(in)];
-			if (can < s->web_left[c])
+			if (bytes_in(w->cap_words, sv->entries[c], w->words) < s->web_left[c])
 				return -1; /* too few uses left to step into it often enough */
 			w->web_need[w->nweb] = s->web_left[c];
-			uint8_t *in = (uint8_t *)w->web_in[w->nweb++];
-			memset(in, 0, sizeof w->web_in[0]);
-			for (uint32_t b = sv->entries[c]; b; b &= b - 1)
-				in[__builtin_ctz(b)] = 0xFF;
+			w->web_in[w->nweb++] = sv->entries[c];
 		}
 	}
 	w->gold = s->gold;
 	w->rx = rx;
-	w->words = (sv->nlive + 7) / 8;
 	if ((w->set = moves_of(sv, rx)) < 0)
 		return lo;
 	w->steps = 0;
@@ -1994,9 +1996,9 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 			}
 		if (each) {
 			uint64_t n0[WALK_WORDS];
-			int tot0 = forced_uses(w, n0);
-			if (t < tot0 + web_deficit(w, n0))
-				t = tot0 + web_deficit(w, n0);
+			int tot0 = forced_uses(w, n0), least = tot0 + web_deficit(w, n0);
+			if (t < least)
+				t = least;
 			sv->uses_live = true;
 			for (; t <= w->limit; t++)
 				if (walks_fit(w, 0, n0, tot0, t))
