@@ -15,7 +15,10 @@
  * expanded for the accepted puzzle. Any generation failure ends the
  * benchmark with an error, and so does a candidate the solver called
  * unsolvable or longer than its recorded solution (the solver and the
- * engine would disagree).
+ * engine would disagree). For hardest with the default bound it also
+ * prints where the p99 comes from (tail(): the proofs' times by outcome,
+ * as the generator's on_solve hook reports them, and what p99 the same
+ * levels would have with faster proofs or proofs on several threads).
  *
  * Then the difficulty table of docs/digger.md: 30 seeds per preset, each
  * level measured as a player faces it (dig_measure_level with the defaults
@@ -47,19 +50,144 @@ static double percentile(double *v, int n, double p)
 	return v[rank > n ? n - 1 : rank - 1];
 }
 
-/* One preset with one bound over `seeds` seeds: one line of the table. */
+enum { MAX_SEEDS = 200, MAX_PROOFS = 4096 };
+
+/*
+ * The proofs of one run, as the generator's on_solve hook saw them: per
+ * proof its seed's index, its time and whether its candidate was
+ * accepted, rejected for the budget or rejected by a check afterwards.
+ */
+typedef struct proofs {
+	int n, level;
+	double started;
+	struct proof {
+		int level;
+		double ms;
+		char outcome; /* 'a' accepted, 'b' budget, 'r' rejected by a check */
+	} p[MAX_PROOFS];
+} proofs;
+
+static void on_solve(void *arg, const dig_solve_event *ev)
+{
+	proofs *pr = arg;
+	if (!ev->done) {
+		pr->started = ga_clock_now();
+		return;
+	}
+	if (pr->n == MAX_PROOFS)
+		return;
+	struct proof *q = &pr->p[pr->n++];
+	q->level = pr->level;
+	q->ms = (ga_clock_now() - pr->started) * 1e3;
+	q->outcome = !ev->why[0] ? 'a' : !strcmp(ev->why, "solver budget") ? 'b' : 'r';
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+	return cmp_double(b, a);
+}
+
+/*
+ * The p99 of `seeds` levels whose times are `ms` with each proof's time
+ * divided by `faster`, free when rejected and `free_rejected`, or run on
+ * `threads` workers in candidate order (each level waits for its accepted
+ * proof and every earlier one; the rest of its time stays serial).
+ */
+static double p99_if(const double *ms, const proofs *pr, int seeds, double faster,
+		     bool free_rejected, int threads)
+{
+	double t[MAX_SEEDS];
+	for (int i = 0; i < seeds; i++)
+		t[i] = ms[i];
+	for (int lo = 0, hi; lo < pr->n; lo = hi) {
+		double worker[16] = { 0 }, end = 0;
+		int lv = pr->p[lo].level;
+		for (hi = lo; hi < pr->n && pr->p[hi].level == lv; hi++) {
+			const struct proof *q = &pr->p[hi];
+			double cost = free_rejected && q->outcome != 'a' ? 0 : q->ms / faster;
+			t[lv] -= q->ms;
+			int w = 0;
+			for (int k = 1; k < threads; k++)
+				if (worker[k] < worker[w])
+					w = k;
+			worker[w] += cost;
+			end = worker[w] > end ? worker[w] : end;
+		}
+		t[lv] += end;
+	}
+	return percentile(t, seeds, 99);
+}
+
+/*
+ * Where hardest's p99 comes from (docs/digger.md, "Hardest's tail"): the
+ * proofs of the run just timed, by outcome, their own spread, the levels
+ * over 50 ms and how much of each its slowest proof took, and what p99
+ * the same levels would have with every proof k times faster, with the
+ * rejected proofs free, or with proofs run on several threads.
+ */
+static void tail(const double *ms, const proofs *pr, int seeds)
+{
+	static double each[MAX_PROOFS];
+	double by[3] = { 0 }, slowest[MAX_SEEDS] = { 0 };
+	int count[3] = { 0 }, over = 0;
+	const char *kinds = "arb";
+	for (int i = 0; i < pr->n; i++) {
+		const struct proof *q = &pr->p[i];
+		int k = (int)(strchr(kinds, q->outcome) - kinds);
+		by[k] += q->ms;
+		count[k]++;
+		each[i] = q->ms;
+		over += q->ms > 50;
+		if (q->ms > slowest[q->level])
+			slowest[q->level] = q->ms;
+	}
+	double lv_over = 0, in_slowest = 0;
+	for (int i = 0; i < seeds; i++)
+		if (ms[i] > 50) {
+			lv_over++;
+			in_slowest += slowest[i] / ms[i];
+		}
+	printf("\nHardest's tail (the uses bound's %d levels above): %d proofs; accepted %d "
+	       "(%.0f ms), rejected by a check after the proof %d (%.0f ms), cut by the "
+	       "budget %d (%.0f ms)\n",
+	       seeds, pr->n, count[0], by[0], count[1], by[1], count[2], by[2]);
+	double p50 = percentile(each, pr->n, 50), p90 = percentile(each, pr->n, 90),
+	       p99 = percentile(each, pr->n, 99);
+	qsort(each, (size_t)pr->n, sizeof *each, cmp_desc);
+	printf("proof ms: median %.1f, p90 %.1f, p99 %.1f, slowest %.0f; proofs over 50 ms: %d; "
+	       "levels over 50 ms: %.0f, their slowest proof %.0f %% of their time\n",
+	       p50, p90, p99, each[0], over, lv_over, lv_over ? 100 * in_slowest / lv_over : 0);
+	double copy[MAX_SEEDS];
+	memcpy(copy, ms, (size_t)seeds * sizeof *ms);
+	printf("generation p99 ms: measured %.0f; every proof 2x faster %.0f, 3x %.0f, 4x %.0f; "
+	       "rejected proofs free %.0f; proofs on 2 threads %.0f, 4 %.0f, 8 %.0f\n",
+	       percentile(copy, seeds, 99), p99_if(ms, pr, seeds, 2, false, 1),
+	       p99_if(ms, pr, seeds, 3, false, 1), p99_if(ms, pr, seeds, 4, false, 1),
+	       p99_if(ms, pr, seeds, 1, true, 1), p99_if(ms, pr, seeds, 1, false, 2),
+	       p99_if(ms, pr, seeds, 1, false, 4), p99_if(ms, pr, seeds, 1, false, 8));
+}
+
+/* One preset with one bound over `seeds` seeds: one line of the table;
+ * hardest with the default bound also prints its tail (tail()). */
 static void run(dig_difficulty d, dig_bound bound, int seeds)
 {
-	enum { MAX_SEEDS = 200 };
 	static double ms[MAX_SEEDS];
+	static proofs pr;
+	bool trace = d == DIG_HARDEST && bound == DIG_BOUND_USES;
 	dig_gen_params p;
 	dig_gen_params_default(&p, d);
 	p.solver_bound = bound;
+	pr.n = 0;
+	if (trace) {
+		p.on_solve = on_solve;
+		p.on_solve_arg = &pr;
+	}
 	long attempts = 0, runs = 0, budget = 0;
 	double states = 0;
 	for (int i = 0; i < seeds && i < MAX_SEEDS; i++) {
 		static dig_puzzle pz;
 		sf_err err = { 0 };
+		pr.level = i;
 		double t = ga_clock_now();
 		if (dig_generate(&p, (uint64_t)i + 1, &pz, &err) != 0)
 			die(dig_difficulty_name(d), &err);
@@ -78,13 +206,17 @@ static void run(dig_difficulty d, dig_bound bound, int seeds)
 		budget += pz.solver_budget;
 		states += (double)pz.optimal.states;
 	}
-	double p99 = percentile(ms, seeds, 99);
+	static double sorted[MAX_SEEDS];
+	memcpy(sorted, ms, sizeof sorted);
+	double p99 = percentile(sorted, seeds, 99);
 	printf("%-10s %-8s %6d %11.2f %11.2f %13.2f %13.1f %%%13.0f\n", dig_difficulty_name(d),
 	       bound == DIG_BOUND_ASSIGN ? "assign"
 	       : bound == DIG_BOUND_USES ? "uses"
 					 : "nearest",
-	       seeds, median(ms, seeds), p99, (double)attempts / seeds,
+	       seeds, median(sorted, seeds), p99, (double)attempts / seeds,
 	       runs ? 100.0 * (double)budget / (double)runs : 0.0, states / seeds);
+	if (trace)
+		tail(ms, &pr, seeds);
 }
 
 /* The difficulty table's line for preset d over `seeds` seeds. */

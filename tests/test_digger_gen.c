@@ -426,6 +426,99 @@ static void test_stop(void **state)
 	assert_int_equal(pz.level.w, 0);
 }
 
+/* What test_on_solve's hook saw: every event, copied. */
+typedef struct solve_log {
+	int n;
+	struct {
+		dig_solve_event ev;
+		dig_level level;
+		dig_solve_result result;
+		char why[48];
+	} e[64];
+} solve_log;
+
+static void log_solve(void *arg, const dig_solve_event *ev)
+{
+	solve_log *log = arg;
+	assert_true(log->n < 64);
+	log->e[log->n].ev = *ev;
+	log->e[log->n].level = *ev->level;
+	if (ev->done) {
+		log->e[log->n].result = *ev->result;
+		snprintf(log->e[log->n].why, sizeof log->e[0].why, "%s", ev->why);
+	}
+	log->n++;
+}
+
+/*
+ * The on_solve hook brackets every proof, in order: a start and an end per
+ * solver run, the same candidate both times; the end carries the solver's
+ * own answer (the same level solved again gives the same result) and the
+ * verdict: one of the puzzle's rejection names, "solver budget" as often
+ * as the puzzle counts budget cuts, and "" only for the accepted last one,
+ * which is the puzzle's level and optimum. The puzzle is the same, byte
+ * for byte, with the hook or without.
+ */
+static void test_on_solve(void **state)
+{
+	(void)state;
+	static dig_puzzle pz, plain;
+	static solve_log log;
+	for (int k = 0; k < 4; k++) {
+		dig_gen_params p;
+		dig_gen_params_default(&p, DIG_HARDEST);
+		uint64_t seed = (uint64_t)k + 1;
+		if (k == 3) {
+			p.solver_states = 300; /* some proofs run out */
+			seed = 11;
+		}
+		sf_err err = { 0 };
+		int rc = dig_generate(&p, seed, &plain, &err);
+		log.n = 0;
+		p.on_solve = log_solve;
+		p.on_solve_arg = &log;
+		assert_int_equal(dig_generate(&p, seed, &pz, &err), rc);
+		assert_memory_equal(&pz, &plain, sizeof pz);
+		if (rc != 0)
+			continue;
+		assert_int_equal(log.n, 2 * pz.solver_runs);
+		int budget = 0, last = 0;
+		for (int i = 0; i < log.n; i += 2) {
+			assert_false(log.e[i].ev.done);
+			assert_true(log.e[i + 1].ev.done);
+			assert_true(log.e[i].ev.attempt > last);
+			last = log.e[i].ev.attempt;
+			assert_int_equal(log.e[i + 1].ev.attempt, last);
+			assert_memory_equal(&log.e[i].level, &log.e[i + 1].level,
+					    sizeof log.e[i].level);
+			dig_solve_result again;
+			assert_int_equal(dig_solve_with(&log.e[i].level, NULL, p.solver_states,
+							p.solver_bound, &again, &err),
+					 0);
+			assert_memory_equal(&again, &log.e[i + 1].result, sizeof again);
+			const char *why = log.e[i + 1].why;
+			budget += strcmp(why, "solver budget") == 0;
+			if (strcmp(why, "solver budget") == 0)
+				assert_int_equal(again.status, DIG_UNKNOWN);
+			if (i + 2 < log.n) {
+				bool named = false;
+				for (int j = 0; j < pz.nrejected; j++)
+					named |= strcmp(pz.rejected[j], why) == 0;
+				assert_true(named);
+			} else {
+				assert_string_equal(why, "");
+				assert_int_equal(last, pz.attempts);
+				assert_memory_equal(&log.e[i].level, &pz.level, sizeof pz.level);
+				assert_memory_equal(&log.e[i + 1].result, &pz.optimal,
+						    sizeof pz.optimal);
+			}
+		}
+		assert_int_equal(budget, pz.solver_budget);
+		if (k == 3)
+			assert_true(budget > 0);
+	}
+}
+
 /* ---- the quality checks on hand-made traces ---- */
 
 /*
@@ -878,6 +971,7 @@ int main(void)
 		cmocka_unit_test(test_machines_override),
 		cmocka_unit_test(test_params_errors),
 		cmocka_unit_test(test_stop),
+		cmocka_unit_test(test_on_solve),
 		cmocka_unit_test(test_quality_names),
 		cmocka_unit_test(test_quality_checks),
 		cmocka_unit_test(test_judge_optimal),

@@ -312,6 +312,15 @@ typedef enum dig_difficulty {
 	DIG_DIFFICULTY_COUNT
 } dig_difficulty;
 
+/* What dig_generate() tells its on_solve hook about one solver run. */
+typedef struct dig_solve_event {
+	int attempt;                    /* the candidate's number, from 1 */
+	bool done;                      /* false: about to solve; true: solved and judged */
+	const dig_level *level;         /* the candidate */
+	const dig_solve_result *result; /* when done: the solver's answer */
+	const char *why;                /* when done: "" when accepted, else the rejection's name */
+} dig_solve_event;
+
 typedef struct dig_gen_params {
 	dig_difficulty difficulty;
 	int w, h;          /* 0: from the difficulty */
@@ -330,6 +339,14 @@ typedef struct dig_gen_params {
 	 */
 	bool (*stop)(void *arg);
 	void *stop_arg;
+	/*
+	 * Optional (NULL: never): told, from the calling thread, just before
+	 * and just after each candidate's proof, with the verdict after it, so
+	 * that a benchmark can time every proof and see what became of it
+	 * (bench_digger's tail table). It changes nothing generated.
+	 */
+	void (*on_solve)(void *arg, const dig_solve_event *ev);
+	void *on_solve_arg;
 } dig_gen_params;
 
 /* Fills `p` with difficulty d's preset (see generate.c). */

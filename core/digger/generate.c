@@ -742,6 +742,9 @@ int dig_generate(const dig_gen_params *p, uint64_t seed, dig_puzzle *out, sf_err
 		memset(&out->recorded, 0, sizeof out->recorded);
 		int reason = candidate(p, &r, out, &plain);
 		if (reason == PASSED) {
+			dig_solve_event ev = { .attempt = attempt, .level = &out->level };
+			if (p->on_solve)
+				p->on_solve(p->on_solve_arg, &ev);
 			memset(&res, 0, sizeof res);
 			rc = dig_solve_with(&out->level, NULL, p->solver_states, p->solver_bound,
 					    &res, err);
@@ -752,6 +755,15 @@ int dig_generate(const dig_gen_params *p, uint64_t seed, dig_puzzle *out, sf_err
 			reason = judge_optimal(&out->level, &plain, ps, &out->recorded, &res);
 			out->solver_runs++;
 			out->solver_budget += reason == REJ_SOLVER_BUDGET;
+			if (p->on_solve) {
+				char why[sizeof out->rejected[0]] = "";
+				if (reason != PASSED)
+					reject_name(reason, why, sizeof why);
+				ev.done = true;
+				ev.result = &res;
+				ev.why = why;
+				p->on_solve(p->on_solve_arg, &ev);
+			}
 		}
 		if (reason == PASSED) {
 			out->optimal = res;
