@@ -50,7 +50,7 @@ static double percentile(double *v, int n, double p)
 	return v[rank > n ? n - 1 : rank - 1];
 }
 
-enum { MAX_SEEDS = 200, MAX_PROOFS = 4096 };
+enum { MAX_SEEDS = 200, MAX_PROOFS = 1 << 16 };
 
 /*
  * The proofs of one run, as the generator's on_solve hook saw them: per
@@ -74,8 +74,10 @@ static void on_solve(void *arg, const dig_solve_event *ev)
 		pr->started = ga_clock_now();
 		return;
 	}
-	if (pr->n == MAX_PROOFS)
-		return;
+	if (pr->n == MAX_PROOFS) {
+		sf_err full = { .code = SF_ERANGE, .msg = "more proofs than the tail table holds" };
+		die("hardest", &full);
+	}
 	struct proof *q = &pr->p[pr->n++];
 	q->level = pr->level;
 	q->ms = (ga_clock_now() - pr->started) * 1e3;
@@ -129,6 +131,8 @@ static void tail(const double *ms, const proofs *pr, int seeds)
 {
 	static double each[MAX_PROOFS];
 	double by[3] = { 0 }, slowest[MAX_SEEDS] = { 0 };
+	if (pr->n == 0)
+		return;
 	int count[3] = { 0 }, over = 0;
 	const char *kinds = "arb";
 	for (int i = 0; i < pr->n; i++) {
