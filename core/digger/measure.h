@@ -65,4 +65,15 @@ typedef struct dig_measure {
 int dig_measure_level(const dig_level *lv, const dig_solve_result *optimal,
 		      const dig_measure_opts *o, dig_measure *out, sf_err *err);
 
+/*
+ * Plays `plays` uniformly random plays of `lv` from its start, of the
+ * kind random_win_rate counts (valid taps drawn uniformly until a win or
+ * none is valid; the same law, drawn another way, so not the same plays),
+ * on the stream rng_seed(seed), and returns how many won;
+ * it stops as soon as `enough` have won (enough <= 0: never). lv must pass
+ * dig_level_check. The generator rejects candidates that random play
+ * wins too often (generate.c, random_limit).
+ */
+int dig_random_wins(const dig_level *lv, int plays, uint64_t seed, int enough);
+
 #endif
