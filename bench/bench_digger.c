@@ -54,7 +54,8 @@ enum { MAX_SEEDS = 200, MAX_PROOFS = 1 << 16 };
 
 /*
  * The proofs of one run, as the generator's on_solve hook saw them: per
- * proof its seed's index, its time and whether its candidate was
+ * proof its seed's index, its time (the proof and the verdict's checks,
+ * step 6's random plays included) and whether its candidate was
  * accepted, rejected for the budget or rejected by a check afterwards.
  */
 typedef struct proofs {
@@ -177,6 +178,8 @@ static void run(dig_difficulty d, dig_bound bound, int seeds)
 {
 	static double ms[MAX_SEEDS];
 	static proofs pr;
+	if (seeds > MAX_SEEDS)
+		seeds = MAX_SEEDS;
 	bool trace = d == DIG_HARDEST && bound == DIG_BOUND_USES;
 	dig_gen_params p;
 	dig_gen_params_default(&p, d);

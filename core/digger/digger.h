@@ -341,8 +341,9 @@ typedef struct dig_gen_params {
 	void *stop_arg;
 	/*
 	 * Optional (NULL: never): told, from the calling thread, just before
-	 * and just after each candidate's proof, with the verdict after it, so
-	 * that a benchmark can time every proof and see what became of it
+	 * each candidate's proof and just after its verdict (the proof, step
+	 * 5's checks on the optimal play and step 6's random player), so that
+	 * a benchmark can time every proof and see what became of it
 	 * (bench_digger's tail table). It changes nothing generated.
 	 */
 	void (*on_solve)(void *arg, const dig_solve_event *ev);
@@ -379,7 +380,8 @@ typedef struct dig_puzzle {
 int dig_generate(const dig_gen_params *p, uint64_t seed, dig_puzzle *out, sf_err *err);
 
 /*
- * The generator's last step on a candidate (generate.c, judge_optimal) with
+ * Step 5's verdict on a candidate (generate.c, judge_optimal; step 6, the
+ * random player, is not part of it) with
  * difficulty d's thresholds: `optimal` is the solver's answer on `lv`,
  * `plain` the level before its red herrings (lv itself when it has none).
  * 0 when the candidate is accepted; 1 when rejected, with the reason's

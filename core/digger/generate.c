@@ -85,7 +85,7 @@
  * taps per tap on average (min_choice_x10; the small, narrow levels were the
  * ones a random player won; 3.5 until 2026-12-05, when hardest's median
  * branching passed expert's on seeds 181-210). Hardest and expert also ask the random
- * player (step 6, random_limit): under 3 wins in 500 random plays at
+ * player (step 6, random_limit): fewer than 3 wins in 500 random plays at
  * hardest, none at expert (hardest's seed 80 gave a level that 18 % of
  * random plays won, and on seeds 61-90 hardest's mean random-win rate
  * passed hard's). The solver budgets: at
@@ -477,6 +477,8 @@ static void reject_name(int i, char *buf, size_t size)
 					     "solver unsolvable",  "solver longer",
 					     "spare taps",         "few choices",
 					     "red herring needed", "random play wins" };
+	_Static_assert(sizeof EXTRA / sizeof EXTRA[0] == REJ_OPTIMAL - DIG_Q_COUNT,
+		       "a name for every reason between the checks and REJ_OPTIMAL");
 	if (i < DIG_Q_COUNT)
 		snprintf(buf, size, "%s", dig_quality_name(i));
 	else if (i < REJ_OPTIMAL)
