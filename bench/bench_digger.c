@@ -50,7 +50,7 @@ static double percentile(double *v, int n, double p)
 	return v[rank > n ? n - 1 : rank - 1];
 }
 
-enum { MAX_SEEDS = 200, MAX_PROOFS = 1 << 16 };
+enum { MAX_SEEDS = 200, MAX_PROOFS = 1 << 16, MAX_THREADS = 8 /* p99_if's */ };
 
 /*
  * The proofs of one run, as the generator's on_solve hook saw them: per
@@ -85,15 +85,10 @@ static void on_solve(void *arg, const dig_solve_event *ev)
 	q->outcome = !ev->why[0] ? 'a' : !strcmp(ev->why, "solver budget") ? 'b' : 'r';
 }
 
-static int cmp_desc(const void *a, const void *b)
-{
-	return cmp_double(b, a);
-}
-
 /*
  * The p99 of `seeds` levels whose times are `ms` with each proof's time
  * divided by `faster`, free when rejected and `free_rejected`, or run on
- * `threads` workers in candidate order (each level waits for its accepted
+ * `threads` (at most MAX_THREADS) workers in candidate order (each level waits for its accepted
  * proof and every earlier one; the rest of its time stays serial).
  */
 static double p99_if(const double *ms, const proofs *pr, int seeds, double faster,
@@ -103,7 +98,7 @@ static double p99_if(const double *ms, const proofs *pr, int seeds, double faste
 	for (int i = 0; i < seeds; i++)
 		t[i] = ms[i];
 	for (int lo = 0, hi; lo < pr->n; lo = hi) {
-		double worker[16] = { 0 }, end = 0;
+		double worker[MAX_THREADS] = { 0 }, end = 0;
 		int lv = pr->p[lo].level;
 		for (hi = lo; hi < pr->n && pr->p[hi].level == lv; hi++) {
 			const struct proof *q = &pr->p[hi];
@@ -126,9 +121,10 @@ static double p99_if(const double *ms, const proofs *pr, int seeds, double faste
  * proofs of the run just timed, by outcome, their own spread, the levels
  * over 50 ms and how much of each its slowest proof took, and what p99
  * the same levels would have with every proof k times faster, with the
- * rejected proofs free, or with proofs run on several threads.
+ * rejected proofs free, or with proofs run on several threads. `p99_ms`:
+ * the measured one, for comparison.
  */
-static void tail(const double *ms, const proofs *pr, int seeds)
+static void tail(const double *ms, double p99_ms, const proofs *pr, int seeds)
 {
 	static double each[MAX_PROOFS];
 	double by[3] = { 0 }, slowest[MAX_SEEDS] = { 0 };
@@ -156,20 +152,19 @@ static void tail(const double *ms, const proofs *pr, int seeds)
 	       "(%.0f ms), rejected by a check after the proof %d (%.0f ms), cut by the "
 	       "budget %d (%.0f ms)\n",
 	       seeds, pr->n, count[0], by[0], count[1], by[1], count[2], by[2]);
+	/* (percentile sorts `each`: the slowest proof ends up last) */
 	double p50 = percentile(each, pr->n, 50), p90 = percentile(each, pr->n, 90),
 	       p99 = percentile(each, pr->n, 99);
-	qsort(each, (size_t)pr->n, sizeof *each, cmp_desc);
 	printf("proof ms: median %.1f, p90 %.1f, p99 %.1f, slowest %.0f; proofs over 50 ms: %d; "
 	       "levels over 50 ms: %.0f, their slowest proof %.0f %% of their time\n",
-	       p50, p90, p99, each[0], over, lv_over, lv_over ? 100 * in_slowest / lv_over : 0);
-	double copy[MAX_SEEDS];
-	memcpy(copy, ms, (size_t)seeds * sizeof *ms);
+	       p50, p90, p99, each[pr->n - 1], over, lv_over,
+	       lv_over ? 100 * in_slowest / lv_over : 0);
 	printf("generation p99 ms: measured %.0f; every proof 2x faster %.0f, 3x %.0f, 4x %.0f; "
 	       "rejected proofs free %.0f; proofs on 2 threads %.0f, 4 %.0f, 8 %.0f\n",
-	       percentile(copy, seeds, 99), p99_if(ms, pr, seeds, 2, false, 1),
-	       p99_if(ms, pr, seeds, 3, false, 1), p99_if(ms, pr, seeds, 4, false, 1),
-	       p99_if(ms, pr, seeds, 1, true, 1), p99_if(ms, pr, seeds, 1, false, 2),
-	       p99_if(ms, pr, seeds, 1, false, 4), p99_if(ms, pr, seeds, 1, false, 8));
+	       p99_ms, p99_if(ms, pr, seeds, 2, false, 1), p99_if(ms, pr, seeds, 3, false, 1),
+	       p99_if(ms, pr, seeds, 4, false, 1), p99_if(ms, pr, seeds, 1, true, 1),
+	       p99_if(ms, pr, seeds, 1, false, 2), p99_if(ms, pr, seeds, 1, false, 4),
+	       p99_if(ms, pr, seeds, 1, false, 8));
 }
 
 /* One preset with one bound over `seeds` seeds: one line of the table;
@@ -191,7 +186,7 @@ static void run(dig_difficulty d, dig_bound bound, int seeds)
 	}
 	long attempts = 0, runs = 0, budget = 0;
 	double states = 0;
-	for (int i = 0; i < seeds && i < MAX_SEEDS; i++) {
+	for (int i = 0; i < seeds; i++) {
 		static dig_puzzle pz;
 		sf_err err = { 0 };
 		pr.level = i;
@@ -223,7 +218,7 @@ static void run(dig_difficulty d, dig_bound bound, int seeds)
 	       seeds, median(sorted, seeds), p99, (double)attempts / seeds,
 	       runs ? 100.0 * (double)budget / (double)runs : 0.0, states / seeds);
 	if (trace)
-		tail(ms, &pr, seeds);
+		tail(ms, p99, &pr, seeds);
 }
 
 /* The difficulty table's line for preset d over `seeds` seeds. */

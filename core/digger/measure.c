@@ -453,12 +453,19 @@ static bool random_win(const dig_level *lv, const uint64_t *line, rng *r)
 	}
 }
 
+/* Every slot's line into line[] (dig_slot_line() walks the grid: worked
+ * out once per level, not per tap). */
+static void slot_lines(const dig_level *lv, uint64_t *line)
+{
+	for (int slot = 0; slot < dig_slots(lv); slot++)
+		line[slot] = dig_slot_line(lv, slot);
+}
+
 /* See measure.h. */
 int dig_random_wins(const dig_level *lv, int plays, uint64_t seed, int enough)
 {
 	uint64_t line[DIG_MAX_ARROWS] = { 0 };
-	for (int slot = 0; slot < dig_slots(lv); slot++)
-		line[slot] = dig_slot_line(lv, slot);
+	slot_lines(lv, line);
 	rng r;
 	rng_seed(&r, seed);
 	int wins = 0;
@@ -1001,10 +1008,8 @@ int dig_measure_level(const dig_level *lv, const dig_solve_result *optimal,
 		optimal = NULL;
 	rng base, r;
 	rng_seed(&base, o->seed);
-	/* dig_slot_line() walks the grid: the lines are worked out once. */
 	uint64_t line[DIG_MAX_ARROWS] = { 0 };
-	for (int slot = 0; slot < dig_slots(lv); slot++)
-		line[slot] = dig_slot_line(lv, slot);
+	slot_lines(lv, line);
 
 	/* Random plays (stream 0). */
 	r = rng_split(&base, 0);
