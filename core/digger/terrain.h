@@ -82,7 +82,7 @@ void dig_terrain_gift(const dig_level *lv, const dig_state *s, int cell, dig_gif
  */
 uint8_t dig_terrain_counters(const dig_level *lv, const dig_state *s, int cell);
 
-/* ---- helpers for the place and decoy hooks (generate.c) ---- */
+/* ---- helpers for the place and decoy hooks (gen_hooks.c) ---- */
 /* The taps (0-based, oldest first) at which some machine enters `cell` in
  * g->sol and who entered (`who` may be NULL); writes at most `max`, returns
  * the full count. A start is not an entry. */
