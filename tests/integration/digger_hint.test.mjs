@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import {
   assertProblem,
   assertValid,
+  CHECK_SOLVER_STATES,
   largestDiggerLevel,
   request,
   submit,
@@ -157,12 +158,12 @@ test('hint: bodies the kind refuses get 422 naming the JSON path, bad JSON 400, 
   assertProblem(await hint({}, 'chess'), 404, 'not-found');
 });
 
-test('hint: the largest hand-made level the reader takes is answered promptly, solver bounded', async () => {
+test('hint: the largest hand-made level the reader takes is answered, the solver stopped at its work bound', async () => {
   // As the check's test (digger.test.mjs): 10 x 6, six machines, every
   // arrow at 255 uses, webs over gold needing 2 visits. The solver must
-  // stop at its bound and say so, within seconds.
+  // stop at its bound and say so. (No wall-clock limit: this machine's
+  // load decides the time; the bound on the work is what holds.)
   const big = largestDiggerLevel();
-  const started = Date.now();
   const res = await hint({ level: big, moves: [{ side: 'left', index: 0 }] });
   assert.equal(res.status, 200, res.text);
   assertValid('digger/hint-result', res.body);
@@ -172,7 +173,7 @@ test('hint: the largest hand-made level the reader takes is answered promptly, s
   assert.equal(res.body.hint, null);
   assert.equal(res.body.solver.status, 'unknown');
   assert.match(res.body.reason, /work bound/);
-  assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
+  assert.ok(res.body.solver.states > 0 && res.body.solver.states <= CHECK_SOLVER_STATES, res.body.solver.states);
 });
 
 test('hint: webs needing more visits than there are turns are proved dead, nothing to undo', async () => {

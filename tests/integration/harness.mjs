@@ -504,6 +504,11 @@ export function assertValid(name, doc) {
   }
 }
 
+// The check's and the hint's solver budget per search: the largest
+// solver_states of any digger preset (dig_check_solver_states, hardest's and
+// expert's 500 000 in core/digger/generate.c).
+export const CHECK_SOLVER_STATES = 500_000;
+
 /**
  * The largest digger level the reader takes, built by hand: 10 x 6, six
  * machines on the diagonal, every arrow at 255 uses, webs over gold on the
