@@ -2,8 +2,8 @@
  * gen_internal.h - what the generator's files share: generate.c (the
  * presets and the pipeline), gen_walk.c (step 1, the walk), gen_quality.c
  * (playing a solution on a level, the trace and the quality checks) and
- * gen_hooks.c (the terrain hooks' helpers, terrain.h). Internal to core/digger: no other module
- * includes it.
+ * gen_hooks.c (the terrain hooks' helpers, terrain.h). Internal to
+ * core/digger: no other module includes it.
  */
 #ifndef SF_DIGGER_GEN_INTERNAL_H
 #define SF_DIGGER_GEN_INTERNAL_H

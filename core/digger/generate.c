@@ -82,16 +82,16 @@
  * harder than hardest on other seeds (seeds 31-60: more random wins, a lower
  * dead-end share): its minimum solution length is 90 % of the target (18
  * taps; 75 % until 2026-12-05, when expert's median optimum tied hardest's
- * in 6 % of 30-seed samples), the recorded walk (the turn budget) may be at most 2 taps longer
- * than the optimum (max_spare), and the optimal play must offer 4.5 valid
- * taps per tap on average (min_choice_x10; the small, narrow levels were the
- * ones a random player won; 3.5 until 2026-12-05, when hardest's median
- * branching passed expert's on seeds 181-210). Hardest and expert also ask the random
- * player (step 6, random_limit): fewer than 3 wins in 500 random plays at
- * hardest, none at expert (hardest's seed 80 gave a level that 18 % of
- * random plays won, and on seeds 61-90 hardest's mean random-win rate
- * passed hard's). The solver budgets: at
- * hardest and expert, 500000 states, within which the solver (since its
+ * in 6 % of 30-seed samples), the recorded walk (the turn budget) may be
+ * at most 2 taps longer than the optimum (max_spare), and the optimal play
+ * must offer 4.5 valid taps per tap on average (min_choice_x10; the small,
+ * narrow levels were the ones a random player won; 3.5 until 2026-12-05,
+ * when hardest's median branching passed expert's on seeds 181-210).
+ * Hardest and expert also ask the random player (step 6, random_limit):
+ * fewer than 3 wins in 500 random plays at hardest, none at expert
+ * (hardest's seed 80 gave a level that 18 % of random plays won, and on
+ * seeds 61-90 hardest's mean random-win rate passed hard's). The solver
+ * budgets: at hardest and expert, 500000 states, within which the solver (since its
  * lone-machine test) gave up on none of the 511 hardest candidates that
  * reached it over seeds 1 to 200 (1.4 % with the pair tables alone; 100000
  * states gave up on a sixth of hardest's before issue 16's solver work),
