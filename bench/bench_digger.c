@@ -88,13 +88,16 @@ static void on_solve(void *arg, const dig_solve_event *ev)
 /*
  * The p99 of `seeds` levels whose times are `ms` with each proof's time
  * divided by `faster`, free when rejected and `free_rejected`, or run on
- * `threads` (at most MAX_THREADS) workers in candidate order (each level waits for its accepted
- * proof and every earlier one; the rest of its time stays serial).
+ * `threads` (at most MAX_THREADS) workers in candidate order (each level
+ * waits for its accepted proof and every earlier one; the rest of its time
+ * stays serial).
  */
 static double p99_if(const double *ms, const proofs *pr, int seeds, double faster,
 		     bool free_rejected, int threads)
 {
 	double t[MAX_SEEDS];
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
 	for (int i = 0; i < seeds; i++)
 		t[i] = ms[i];
 	for (int lo = 0, hi; lo < pr->n; lo = hi) {

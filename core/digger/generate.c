@@ -91,11 +91,12 @@
  * fewer than 3 wins in 500 random plays at hardest, none at expert
  * (hardest's seed 80 gave a level that 18 % of random plays won, and on
  * seeds 61-90 hardest's mean random-win rate passed hard's). The solver
- * budgets: at hardest and expert, 500000 states, within which the solver (since its
- * lone-machine test) gave up on none of the 511 hardest candidates that
- * reached it over seeds 1 to 200 (1.4 % with the pair tables alone; 100000
- * states gave up on a sixth of hardest's before issue 16's solver work),
- * so that the budget no longer decides which puzzles come out; a search
+ * budgets: at hardest and expert, 500000 states, within which the solver
+ * (since its lone-machine test) gave up on none of the 511 hardest
+ * candidates that reached it over seeds 1 to 200 (1 of 877 over seeds 1 to
+ * 300 since 2026-12-05's random player; 1.4 % with the pair tables alone;
+ * 100000 states gave up on a sixth of hardest's before issue 16's solver
+ * work), so that the budget no longer decides which puzzles come out; a search
  * that runs out stores about 60 MB. The check and the hint solve within
  * the largest budget (dig_check_solver_states), so that they prove every
  * generated level again.
