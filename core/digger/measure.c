@@ -24,7 +24,14 @@
  *   the optimum's remaining taps minus one is still possible (at least 1:
  *   the play's own tap). Both 0 when the optimum is 0 or there is none.
  * - random_win_rate: random_wins / random_plays, where a random play taps
- *   uniformly among the valid taps until it wins or no tap is valid.
+ *   uniformly among the valid taps until it wins or no tap is valid. The
+ *   default is 4 000 plays (1 000 until 2026-12-05): at hardest and expert
+ *   random plays almost never win (hardest seeds 1-480: a mean of 0.03 %,
+ *   expert's 0.001 %), and with 1 000 plays 86 % of hardest levels read 0,
+ *   so 1.5 % of samples of 30 hardest levels read no better than 30 expert
+ *   levels (5 000 draws each); with 4 000 plays 72 % read 0 and 0.025 % of
+ *   the samples tie or invert (10 000 plays: 61 %, 0.015 %), for about
+ *   11 ms more per hardest level (median 75 -> 86 ms, make bench).
  *
  * Exact mode, when the reachable graph has at most graph_states states:
  * breadth-first search over the states with a hash set of compact keys (the
@@ -87,22 +94,23 @@
  * rng_seed(seed), so the same level, play and options give the same
  * numbers; nothing depends on time or threads.
  *
- * Cost, one core, the defaults (graph_states 30 000, 1 000 random plays,
+ * Cost, one core, the defaults (graph_states 30 000, 4 000 random plays,
  * 50 samples, solver_states 2 000, count_work 50 000). Exact mode costs
  * about 1 to 2 us per state, so at most about 0.05 s, and a graph found
  * too large costs that much before sampling starts; sampled mode is the
  * solver (about 1 to 2 us per expanded state): the samples' solves (at
  * most solver_states each) and the counting (at most about count_work).
- * Median / max per level over seeds 1..30 of each preset: easiest and
- * easy 0.5 / 1 ms, medium 1.3 / 7 ms, hard 3.5 / 25 ms (30 of 30 exact),
- * hardest 105 / 175 ms (4 exact), expert (10 x 6, 6 machines) 125 /
- * 195 ms (3 exact). Graphs of hardest levels hold 10 thousand to 10
- * million states (median 0.4 million). The count is the part that grows
- * with its budget: at count_work 50 000 it is a lower bound on most
- * sampled hardest levels (median 8.5 optimal plays, exact on 10 of 30);
- * with solver_states 5 000, count_work 300 000 gives a median of about
- * 100 for 0.25 s a level, and 1 000 000 makes the count exact on 29 of 30
- * hardest levels for a median of 0.45 s and a maximum of 4.3 s.
+ * Median / max per level over seeds 1..30 of each preset (make bench,
+ * 2026-12-05): easiest 1.1 / 1.3 ms, easy 1.6 / 2.7 ms, medium 4.1 / 7.5
+ * ms, hard 7.9 / 33 ms (29 of 30 exact), hardest 86 / 332 ms (4 exact),
+ * expert (10 x 6, 6 machines) 163 / 800 ms (none exact). Graphs of hardest
+ * levels hold 10 thousand to 10 million states (median 0.4 million). The
+ * count is the part that grows with its budget: at count_work 50 000 it is
+ * a lower bound on most sampled hardest levels (median 8.5 optimal plays,
+ * exact on 10 of 30); with solver_states 5 000, count_work 300 000 gives a
+ * median of about 100 for 0.25 s a level, and 1 000 000 makes the count
+ * exact on 29 of 30 hardest levels for a median of 0.45 s and a maximum of
+ * 4.3 s.
  */
 #include "measure.h"
 
@@ -131,7 +139,7 @@ void dig_measure_opts_default(dig_measure_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->graph_states = 30000;
-	o->random_plays = 1000;
+	o->random_plays = 4000; /* see the design note: why not 1 000 */
 	o->samples = 50;
 	o->solver_states = 2000;
 	o->count_work = 50000;
