@@ -485,6 +485,12 @@ static const known_case KNOWN[] = {
 	{ "gold in order takes the long way", "@0 $2 $1", IN_ORDER, 3, 5, NULL, DIG_SOLVED, 3,
 	  "L0 L0 R0" },
 	{ "web needs a second visit", "@0 w2$ .", PLAIN, 2, 5, NULL, DIG_SOLVED, 3, NULL },
+	/* Row 0's right-pointing arrow steps in once and out past it; no
+	 * arrow leads back in. */
+	{ "web no machine steps into twice", "@0 w2$ . ./. . . ./@1 . . .", PLAIN, 2, 9,
+	  "L0=2 R0=0 T0=0 B0=0 T1=0 B1=0", DIG_UNSOLVABLE, 0, NULL },
+	{ "web stepped into again from the right", "@0 w2$ . ./. . . ./@1 . . .", PLAIN, 2, 9,
+	  "L0=2 R0=1 T0=0 B0=0 T1=0 B1=0", DIG_SOLVED, 3, NULL },
 	{ "frozen until lava thaws", "@0 i $/@1 l .", PLAIN, 1, 5, "L0=2", DIG_SOLVED, 3,
 	  "L0 L1 L0" },
 	{ "frozen for good", "@0 i $/@1 . .", PLAIN, 1, 5, "L0=2", DIG_UNSOLVABLE, 0, NULL },
@@ -530,6 +536,33 @@ static void test_known_levels(void **state)
 			if (res.taps[t] != dig_slot_named(&lv, &p))
 				fail_msg("%s: tap %d differs from the only optimum", kc->name, t);
 	}
+}
+
+/*
+ * The lone-machine test counts a web's visits: a web whose gold needs two
+ * more counted visits, which machine 0 alone can step into once (it can
+ * only pass it) and machine 1 never, is out of reach before any state is
+ * expanded. (Counting one entry per web, as before 2026-12-05, the search
+ * expanded 10 states; brute force agrees there is no win, test_known_levels.)
+ */
+static void test_web_visits_counted(void **state)
+{
+	(void)state;
+	dig_level lv;
+	sf_err err;
+	assert_int_equal(dig_picture("@0 w2$ . ./. . . ./@1 . . .", 2, 9, &lv), 0);
+	assert_int_equal(dig_arrows(&lv, "L0=2 R0=0 T0=0 B0=0 T1=0 B1=0"), 0);
+	dig_solve_result res;
+	assert_int_equal(dig_solve(&lv, 100000, &res, &err), 0);
+	assert_int_equal(res.status, DIG_UNSOLVABLE);
+	assert_int_equal(res.states, 0);
+	/* With a way back in (one use on row 0's left-pointing arrow) the
+	 * same test must let it through: three taps win (in, out and back,
+	 * either way). */
+	assert_int_equal(dig_arrows(&lv, "R0=1"), 0);
+	assert_int_equal(dig_solve(&lv, 100000, &res, &err), 0);
+	assert_int_equal(res.status, DIG_SOLVED);
+	assert_int_equal(res.turns, 3);
 }
 
 /* ---- budget, errors, determinism ---- */
@@ -631,6 +664,7 @@ int main(void)
 		cmocka_unit_test(test_generated_against_bfs),
 		cmocka_unit_test(test_pair_tables_mid_search),
 		cmocka_unit_test(test_known_levels),
+		cmocka_unit_test(test_web_visits_counted),
 		cmocka_unit_test(test_state_budget),
 		cmocka_unit_test(test_bad_level),
 		cmocka_unit_test(test_deterministic),

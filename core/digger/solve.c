@@ -55,10 +55,12 @@
  * Among states of equal f the deepest come first (deepest_first), so that
  * the last layer, the one holding an optimum, is walked straight to it. A
  * state about to be expanded first passes the lone-machine test (lone_dead;
- * not with DIG_BOUND_NEAREST; nor where the uses bound has found every
- * gold a walk, LIVE: its walks are the lone test's): when some gold is out of reach of every
- * machine walking on its own, each arrow's uses counted along its walk, the
- * state is dead and dropped with everything it leads to. The relaxed
+ * not with DIG_BOUND_NEAREST; where the uses bound has found every gold a
+ * walk, LIVE, only its webs: its walks are the lone test's): when some gold
+ * is out of reach of every machine walking on its own, each arrow's uses
+ * counted along its walk, or a web's gold needs more counted visits than
+ * those machines can make between them, the state is dead and dropped with
+ * everything it leads to. The relaxed
  * distances count an arrow with one use left as usable for ever; in a long
  * hardest search most expanded states were dead for that reason.
  * docs/digger.md has what each part bought on hardest levels and why the
@@ -1180,11 +1182,13 @@ static int bound_assign(solver *sv, const dig_state *s, const relax *rx, int far
 #define LONE_NODES 512 /* search nodes per gold, at most (then: not dead) */
 
 /* A node of lone_find's search: a machine's cell, the way it came in (-1:
- * has not moved, or no no_shuffle), its steps so far, the uses left on
- * every live slot, and the next node kept at the same cell and way. */
+ * has not moved, or no no_shuffle), its steps so far, its steps into the
+ * goal so far, the uses left on every live slot, and the next node kept at
+ * the same cell and way. */
 typedef struct lone_node {
 	uint8_t cell, depth;
 	int8_t came;
+	uint8_t visits;
 	uint16_t next;
 	uint8_t uses[DIG_MAX_ARROWS];
 } lone_node;
@@ -1210,9 +1214,10 @@ static void next_stamp(uint32_t *stamp, uint32_t *head, size_t size)
 }
 
 /* One search of lone_find: machine m towards gold gi, under the relaxed
- * distances of set `set`. */
+ * distances of set `set`, for `need` steps into its cell (a web's gold
+ * counts on a later visit); `most`: the most steps in that any walk made. */
 typedef struct lone_goal {
-	int m, gi, goal, set, limit;
+	int m, gi, goal, set, limit, need, most;
 	const relax *rx;
 } lone_goal;
 
@@ -1225,9 +1230,10 @@ static bool covers(const uint8_t *a, const uint8_t *b, int n)
 	return true;
 }
 
-/* Depth-first from node `at`: 1 when the machine can step into the goal,
- * 0 when not, -1 when the search outgrew LONE_NODES. */
-static int lone_find(solver *sv, const lone_goal *lg, int at)
+/* Depth-first from node `at`: 1 when the machine can step into the goal
+ * lg->need times, 0 when not (lg->most: the most it can), -1 when the
+ * search outgrew LONE_NODES. */
+static int lone_find(solver *sv, lone_goal *lg, int at)
 {
 	struct lone *ln = sv->lone;
 	const lone_node *p = &ln->node[at];
@@ -1240,11 +1246,19 @@ static int lone_find(solver *sv, const lone_goal *lg, int at)
 		if (!p->uses[x->live] || !((sv->enter[lg->m] >> x->to) & 1u) ||
 		    (p->came >= 0 && x->dir == ((p->came + 2) & 3)))
 			continue;
-		if (x->to == lg->goal)
-			return 1;
-		int d = row_of(sv, lg->rx, lg->set, x->to, no_shuffle ? x->dir : -1)[lg->gi];
-		if (p->depth + 1 + d > lg->limit)
-			continue; /* relaxed distances never exceed the lone walk's */
+		int d = 0;
+		if (x->to == lg->goal) {
+			if (p->visits + 1 >= lg->need)
+				return 1;
+			if (p->visits + 1 > lg->most)
+				lg->most = p->visits + 1;
+			if (p->depth + 3 > lg->limit)
+				continue; /* in again: a step out and one back at least */
+		} else {
+			d = row_of(sv, lg->rx, lg->set, x->to, no_shuffle ? x->dir : -1)[lg->gi];
+			if (p->depth + 1 + d > lg->limit)
+				continue; /* relaxed distances never exceed the lone walk's */
+		}
 		int t = nc++;
 		for (; t > 0 && dist[t - 1] > d; t--) {
 			order[t] = order[t - 1];
@@ -1262,11 +1276,13 @@ static int lone_find(solver *sv, const lone_goal *lg, int at)
 		q->uses[x->live]--;
 		q->depth = (uint8_t)(p->depth + 1);
 		q->came = (int8_t)(no_shuffle ? x->dir : -1);
+		q->visits = (uint8_t)(p->visits + (x->to == lg->goal));
 		uint32_t *h = &ln->head[x->to * 5 + q->came + 1];
 		uint32_t first = (*h >> 16) == ln->stamp ? *h & 0xFFFFu : 0;
 		bool dominated = false;
 		for (uint32_t k = first; k && !dominated; k = ln->node[k - 1].next)
 			dominated = ln->node[k - 1].depth <= q->depth &&
+				    ln->node[k - 1].visits >= q->visits &&
 				    covers(ln->node[k - 1].uses, q->uses, sv->nlive);
 		if (dominated)
 			continue;
@@ -1295,37 +1311,68 @@ static void uses_given(const solver *sv, const dig_state *s, uint8_t *uses)
 	}
 }
 
+/* lone_find from machine m's cell and way in (came), with `uses` left. */
+static int lone_from(solver *sv, lone_goal *lg, int cell, int came, const uint8_t *uses)
+{
+	struct lone *ln = sv->lone;
+	next_stamp(&ln->stamp, ln->head, sizeof ln->head);
+	lone_node *root = &ln->node[0];
+	root->cell = (uint8_t)cell;
+	root->came = (int8_t)came;
+	root->depth = 0;
+	root->visits = 0;
+	root->next = 0;
+	memcpy(root->uses, uses, (size_t)sv->nlive);
+	ln->len = 1;
+	return lone_find(sv, lg, 0);
+}
+
 /*
  * Whether `s` cannot win because some gold is out of reach of every
  * machine that may collect it, each machine moving on its own: one step
  * per tap of a live slot with a use left that acts on its cell, using no
  * slot more often than it has uses left (the uses that unspent cells can
  * still give counted as given), into cells it may enter, never straight
- * back under no_shuffle, at most rx->limit steps. Other machines, freezing
- * and what visits give besides uses are left out and a web's gold needs
- * only one entry, so this only adds moves: in a winning play the machine
- * that collects a gold steps into it along such a walk of its own moves,
- * each one tap spending a use of a slot that acts on its cell. So a state
- * called dead is dead, and pruning it changes no optimum (nothing it leads
- * to can win either). It sees what the relaxed distances cannot: that a
- * slot's few uses run out along the walk (issue 16: most of the states a
- * long hardest search expands are dead, most of them for that reason).
+ * back under no_shuffle, at most rx->limit steps; or because a web's gold
+ * needs more counted visits (web_left) than those machines can make
+ * between them, each walking so on its own. Other machines, freezing and
+ * what visits give besides uses are left out, so this only adds moves: in
+ * a winning play the machine that collects a gold steps into it along such
+ * a walk of its own moves, each one tap spending a use of a slot that acts
+ * on its cell, and each counted visit to a web is a step into it along
+ * the walk of the machine making it (visits by several machines add up;
+ * the uses they share are counted whole for each, which only adds). So a
+ * state called dead is dead, and pruning it changes no optimum (nothing it
+ * leads to can win either). It sees what the relaxed distances cannot:
+ * that a slot's few uses run out along the walk (issue 16: most of the
+ * states a long hardest search expands are dead, most of them for that
+ * reason), and that stepping into a web again takes a way out and back.
  *
  * Per gold, per machine that may collect it (nearest first), a depth-first
  * search over (cell, way in, uses left), steps towards the gold first,
  * cut where the relaxed distance left (row_of) cannot fit in the limit; a
  * node that leaves no more uses anywhere than one kept at the same cell
- * and way, no deeper, is dropped. A gold whose search outgrows LONE_NODES
- * counts as reachable.
+ * and way, no deeper, with no fewer visits, is dropped. A web first asks
+ * each machine for one visit, as any gold does; only when fewer machines
+ * than visits needed can step in at all, those machines are asked for the
+ * most visits each can make alone (a search that stops once the visits
+ * still needed are found). A gold whose search outgrows LONE_NODES counts
+ * as reachable. webs_only: only the webs that need two visits or more.
  */
-static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
+static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs_only)
 {
 	if (rx->limit >= UINT8_MAX)
 		return false; /* node depths are bytes */
+	if (webs_only) {
+		bool any = false;
+		for (uint64_t g = s->gold; g && !any; g &= g - 1)
+			any = s->web_left[__builtin_ctzll(g)] > 1;
+		if (!any)
+			return false;
+	}
 	int set = moves_of(sv, rx);
 	if (set < 0 || (!sv->lone && !(sv->lone = calloc(1, sizeof *sv->lone))))
 		return false;
-	struct lone *ln = sv->lone;
 	uint8_t uses[DIG_MAX_ARROWS];
 	uses_given(sv, s, uses);
 	int came[DIG_MAX_MACHINES];
@@ -1336,12 +1383,15 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
 	}
 	for (uint64_t g = s->gold; g; g &= g - 1) {
 		lone_goal lg = {
-			.goal = __builtin_ctzll(g), .set = set, .limit = rx->limit, .rx = rx
+			.goal = __builtin_ctzll(g), .set = set, .limit = rx->limit, .need = 1, .rx = rx
 		};
+		int need = s->web_left[lg.goal] > 1 ? s->web_left[lg.goal] : 1;
+		if (webs_only && need == 1)
+			continue;
 		lg.gi = sv->gold_index[lg.goal];
 		uint8_t allow = s->web_left[lg.goal] ? sv->counters[lg.gi] : 0xFF;
-		uint8_t tried = 0;
-		int r = 0;
+		uint8_t tried = 0, once = 0;
+		int r = 0, found = 0;
 		for (;;) { /* the machines that may collect it, nearest first */
 			lg.m = -1;
 			for (int m = 0; m < sv->machines; m++)
@@ -1351,18 +1401,32 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx)
 			if (lg.m < 0)
 				break;
 			tried |= (uint8_t)(1u << lg.m);
-			next_stamp(&ln->stamp, ln->head, sizeof ln->head);
-			lone_node *root = &ln->node[0];
-			root->cell = s->pos[lg.m];
-			root->came = (int8_t)came[lg.m];
-			root->depth = 0;
-			root->next = 0;
-			memcpy(root->uses, uses, (size_t)sv->nlive);
-			ln->len = 1;
-			if ((r = lone_find(sv, &lg, 0)) != 0)
+			if ((r = lone_from(sv, &lg, s->pos[lg.m], came[lg.m], uses)) < 0)
 				break;
+			if (r > 0) {
+				once |= (uint8_t)(1u << lg.m);
+				if (++found == need)
+					break;
+			}
 		}
-		if (r == 0)
+		if (r < 0 || found == need)
+			continue; /* reachable, or the search outgrew LONE_NODES */
+		/* A web needing more visits than machines can step in once:
+		 * visits by different machines add up, so it is out of reach
+		 * when their most visits, each walking alone, fall short. */
+		int total = 0;
+		for (int m = 0; m < sv->machines && total < need; m++) {
+			if (!((once >> m) & 1u))
+				continue;
+			lg.m = m;
+			lg.need = need - total;
+			lg.most = 0;
+			if (lone_from(sv, &lg, s->pos[m], came[m], uses) != 0)
+				total = need; /* enough, or the search outgrew LONE_NODES */
+			else
+				total += lg.most;
+		}
+		if (total < need)
 			return true;
 	}
 	return false;
@@ -2771,16 +2835,18 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 				}
 			}
 			sv.flags[n] |= EXPANDED;
-			if (which != DIG_BOUND_NEAREST && s.gold && !(sv.flags[n] & LIVE)) {
+			if (which != DIG_BOUND_NEAREST && s.gold) {
 				/* About to be expanded: first the lone-machine test
 				 * (only states that come this far pay for it). A
-				 * LIVE state passes it: the uses bound found each
-				 * gold a walk of the same kind within rx.limit (on
-				 * the 25 slowest hardest proofs lone_find had taken
-				 * 7 % of the time, for no state). */
+				 * LIVE state passes its one-visit part: the uses
+				 * bound found each gold a walk of the same kind
+				 * within rx.limit (on the 25 slowest hardest proofs
+				 * lone_find had taken 7 % of the time, for no
+				 * state); only its webs that need more visits are
+				 * asked. */
 				if (!rx_ok && !(rx_ok = relax_of(&sv, &s, &rx)))
 					continue;
-				if (lone_dead(&sv, &s, &rx))
+				if (lone_dead(&sv, &s, &rx, (sv.flags[n] & LIVE) != 0))
 					continue;
 			}
 			out->states++;
