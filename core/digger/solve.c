@@ -1363,13 +1363,13 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs
 {
 	if (rx->limit >= UINT8_MAX)
 		return false; /* node depths are bytes */
-	if (webs_only) {
-		bool any = false;
-		for (uint64_t g = s->gold; g && !any; g &= g - 1)
-			any = s->web_left[__builtin_ctzll(g)] > 1;
-		if (!any)
-			return false;
-	}
+	uint64_t ask = s->gold; /* the gold to ask about */
+	if (webs_only)
+		for (uint64_t g = s->gold; g; g &= g - 1)
+			if (s->web_left[__builtin_ctzll(g)] <= 1)
+				ask &= ~(g & -g);
+	if (!ask)
+		return false;
 	int set = moves_of(sv, rx);
 	if (set < 0 || (!sv->lone && !(sv->lone = calloc(1, sizeof *sv->lone))))
 		return false;
@@ -1381,13 +1381,11 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs
 		came[m] = way_in(sv, s, m);
 		row[m] = row_of(sv, rx, set, s->pos[m], came[m]);
 	}
-	for (uint64_t g = s->gold; g; g &= g - 1) {
+	for (uint64_t g = ask; g; g &= g - 1) {
 		lone_goal lg = {
 			.goal = __builtin_ctzll(g), .set = set, .limit = rx->limit, .need = 1, .rx = rx
 		};
 		int need = s->web_left[lg.goal] > 1 ? s->web_left[lg.goal] : 1;
-		if (webs_only && need == 1)
-			continue;
 		lg.gi = sv->gold_index[lg.goal];
 		uint8_t allow = s->web_left[lg.goal] ? sv->counters[lg.gi] : 0xFF;
 		uint8_t tried = 0, once = 0;
