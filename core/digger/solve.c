@@ -1438,7 +1438,7 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs
 #define LIST_VECS 512    /* walks kept per gold by a listing, at most */
 #define LIST_WALKS 4096  /* walks in a listing, at most (else each state searches) */
 #define LIST_TOTAL (1 << 19) /* walks kept in all of a search's listings (about 17 MB) */
-#define WALK_VECS 48    /* walks kept per gold, at most (then: no bound) */
+#define WALK_VECS 48    /* walks kept per gold, at most (then: that gold left out) */
 #define WALK_STEPS 4096 /* branch-and-bound steps per state (then: not refuted) */
 #define WALK_SLACK 16   /* steps a walk may take past the total tried (see bound_uses) */
 #define WALK_WORDS (DIG_MAX_ARROWS / 8)
@@ -1524,6 +1524,8 @@ struct walks {
 	uint32_t stamp;
 	int len;
 	bool full;                    /* a limit was hit: no bound */
+	bool drop_over; /* a gold with more than vec_max walks leaves the bound (else: full) */
+	bool over[DIG_MAX_CELLS]; /* per gold index: left out (drop_over) */
 	union {                       /* uses left per live slot, gifts counted */
 		uint8_t cap[DIG_MAX_ARROWS];
 		uint64_t cap_words[WALK_WORDS]; /* (the same, as spends_more reads it) */
@@ -1567,10 +1569,14 @@ static void walks_free(struct walks *w)
  * are its own machine's from one listing, none spending at least another:
  * see walk_list_keep.) One pass: the kept walks never spend at least one
  * another, so a walk that spends at least `used` comes before none that
- * `used` would drop (that one would spend at least the first).
+ * `used` would drop (that one would spend at least the first). A gold
+ * that would keep more than vec_max walks is marked over (w->drop_over:
+ * a state's walks; bound_uses leaves it out) or fills w (a listing's).
  */
 static int walk_keep(struct walks *w, int gi, const uint64_t *used, int cmp)
 {
+	if (w->over[gi])
+		return 0;
 	int n = w->nvec[gi], k = 0;
 	uint32_t su = support(used, w->words);
 	for (int i = 0; i < n; i++) {
@@ -1589,7 +1595,9 @@ static int walk_keep(struct walks *w, int gi, const uint64_t *used, int cmp)
 	}
 	int dropped = n - k;
 	if (k == w->vec_max) {
-		w->full = true;
+		w->nvec[gi] = k;
+		w->over[gi] = w->drop_over;
+		w->full = !w->drop_over;
 		return dropped;
 	}
 	memcpy(VEC(w, gi, k), used, (size_t)w->words * sizeof *w->vec);
@@ -1913,8 +1921,8 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 static void walk_list_keep(struct walks *w, const struct walk_list *e, int gi)
 {
 	int others = w->nvec[gi];
-	for (int i = e->first[gi]; i < e->first[gi + 1] && e->depth[i] <= w->limit && !w->full;
-	     i++) {
+	for (int i = e->first[gi];
+	     i < e->first[gi + 1] && e->depth[i] <= w->limit && !w->full && !w->over[gi]; i++) {
 		const uint64_t *used = e->used + (size_t)i * (size_t)w->words;
 		if (spends_more(w->cap_words, used, w->words))
 			others -= walk_keep(w, gi, used, others);
@@ -1938,8 +1946,10 @@ static bool walks_merge(solver *sv, struct walks *w, const dig_state *s)
 		list[m] = walk_list_of(sv, m, s->pos[m], way_in(sv, s, m), w->limit);
 		listed &= list[m] && !list[m]->full;
 	}
-	for (int j = 0; j < w->n; j++)
+	for (int j = 0; j < w->n; j++) {
 		w->nvec[w->order[j]] = 0;
+		w->over[w->order[j]] = false;
+	}
 	if (listed) {
 		int first = (w->gold >> sv->gold_cell[sv->no_walk]) & 1u ? sv->no_walk : -1;
 		for (int j = -1; j < w->n && !w->full; j++) {
@@ -1998,7 +2008,11 @@ static bool walks_merge(solver *sv, struct walks *w, const dig_state *s)
  * starting from what every fit must spend (forced_uses).
  * Where a limit cuts the walk listing short, the total tried so far is
  * returned; where it cuts the search for n, the total tried counts as
- * fitting: both stay bounds. The search asks with lo = f - g for a state
+ * fitting: both stay bounds. A gold with more than WALK_VECS walks kept
+ * is left out (walk_keep's over): the same bound over fewer gold is still
+ * a bound, and such a gold is seldom the one that binds (on the hardest
+ * proofs whose states cost most, giving up the whole bound there had
+ * taken 20 to 40 % of the calls). The search asks with lo = f - g for a state
  * it is about to expand at f: every play through such a state is at
  * least f taps long (A* has found none shorter), so a bound of f - g
  * there only says "expand now", and a larger one is a true bound.
@@ -2013,6 +2027,7 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 	if (rx->limit > WALK_LONGEST)
 		return lo; /* walk depths and uses spent are bytes below 128 */
 	struct walks *w = sv->walks;
+	w->drop_over = true;
 	sv->uses_live = false;
 	uses_given(sv, s, w->cap);
 	for (int i = 0; i < sv->nlive; i++)
@@ -2049,6 +2064,12 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 		bool each = walks_merge(sv, w, s);
 		if (w->full)
 			return t;
+		int kept = 0; /* the gold with too many walks leave the bound */
+		for (int j = 0; each && j < w->n; j++)
+			if (!w->over[w->order[j]])
+				w->order[kept++] = w->order[j];
+		if (each)
+			w->n = kept;
 		for (int j = 1; each && j < w->n; j++)
 			for (int i = j; i > 0 && w->nvec[w->order[i]] < w->nvec[w->order[i - 1]];
 			     i--) {
