@@ -494,6 +494,18 @@ static const known_case KNOWN[] = {
 	{ "frozen until lava thaws", "@0 i $/@1 l .", PLAIN, 1, 5, "L0=2", DIG_SOLVED, 3,
 	  "L0 L1 L0" },
 	{ "frozen for good", "@0 i $/@1 . .", PLAIN, 1, 5, "L0=2", DIG_UNSOLVABLE, 0, NULL },
+	/* Time decides (which the bounds and the lone-machine test relax: they
+	 * count every gift as given and ignore freezing). The treasure two
+	 * cells right would give row 0's left-pointing arrow the use it needs,
+	 * but one use of the right-pointing arrow takes machine 0 only half
+	 * way; machine 1 below it can fetch it (up into it, then row 0 moves
+	 * both left). Ice and no lava; then lava that machine 1 steps into. */
+	{ "a gift nobody can fetch", "$ @0 . t2", PLAIN, 0, 9, "L0=1", DIG_UNSOLVABLE, 0, NULL },
+	{ "a gift another machine fetches", "$ @0 . t2/. . . @1", PLAIN, 0, 9, "L0=1 B3=1",
+	  DIG_SOLVED, 2, NULL },
+	{ "ice with no lava", "@0 i . $", PLAIN, 0, 9, "L0=3", DIG_UNSOLVABLE, 0, NULL },
+	{ "ice, and lava another machine enters", "@0 i . $/. l . ./. @1 . .", PLAIN, 0, 9,
+	  "L0=3 B1=1", DIG_SOLVED, 4, NULL },
 	{ "gold walled in by stone", "@0 . ./# # #/. . $", PLAIN, 3, 9, NULL, DIG_UNSOLVABLE, 0,
 	  NULL },
 	{ "gold no arrow can reach", "@0 . ./. . $", PLAIN, 1, 9, "L1=0 T2=0", DIG_UNSOLVABLE, 0,
@@ -563,52 +575,6 @@ static void test_web_visits_counted(void **state)
 	assert_int_equal(dig_solve(&lv, 100000, &res, &err), 0);
 	assert_int_equal(res.status, DIG_SOLVED);
 	assert_int_equal(res.turns, 3);
-}
-
-/*
- * Levels where time decides: a treasure's uses come only once some machine
- * enters it, and a machine that ice froze moves again only once some
- * machine enters lava, which the bounds and the lone-machine test relax
- * (they count every gift as given and ignore freezing). Each level is
- * solved by the brute force and by the solver, which must agree: out of
- * reach where no other machine can fetch the gift or bring the thaw,
- * solved in the brute force's taps where one can.
- */
-static void solve_time_case(const char *pic, const char *arrows, int turns, int optimum)
-{
-	dig_level lv;
-	sf_err err;
-	dig_solve_result res;
-	assert_int_equal(dig_picture(pic, 0, turns, &lv), 0);
-	assert_int_equal(dig_arrows(&lv, arrows), 0);
-	assert_int_equal(dig_level_check(&lv, &err), 0);
-	int want = brute_force(&lv, 1000000);
-	assert_int_equal(want, optimum < 0 ? NO_WIN : optimum);
-	assert_int_equal(dig_solve(&lv, 100000, &res, &err), 0);
-	if (optimum < 0) {
-		assert_int_equal(res.status, DIG_UNSOLVABLE);
-		return;
-	}
-	assert_int_equal(res.status, DIG_SOLVED);
-	assert_int_equal(res.turns, optimum);
-	assert_replays(&lv, &res);
-}
-
-static void test_time_decides(void **state)
-{
-	(void)state;
-	/* The treasure two cells right of machine 0 would give row 0's
-	 * left-pointing arrow the use it needs to reach the gold, but one
-	 * use of the right-pointing arrow takes it only half way. */
-	solve_time_case("$ @0 . t2", "L0=1", 9, -1);
-	/* Machine 1 below the treasure can fetch it: up into it, then row 0
-	 * moves both machines left, machine 0 onto the gold. */
-	solve_time_case("$ @0 . t2/. . . @1", "L0=1 B3=1", 9, 2);
-	/* Ice between machine 0 and its gold, and no lava. */
-	solve_time_case("@0 i . $", "L0=3", 9, -1);
-	/* With lava that machine 1 can step into, the thaw comes: machine 0
-	 * onto the ice, machine 1 up into the lava, machine 0 on twice. */
-	solve_time_case("@0 i . $/. l . ./. @1 . .", "L0=3 B1=1", 9, 4);
 }
 
 /* ---- budget, errors, determinism ---- */
@@ -711,7 +677,6 @@ int main(void)
 		cmocka_unit_test(test_pair_tables_mid_search),
 		cmocka_unit_test(test_known_levels),
 		cmocka_unit_test(test_web_visits_counted),
-		cmocka_unit_test(test_time_decides),
 		cmocka_unit_test(test_state_budget),
 		cmocka_unit_test(test_bad_level),
 		cmocka_unit_test(test_deterministic),

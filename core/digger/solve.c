@@ -2022,12 +2022,14 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 	/* Sized to the level and grown as needed: zeroing the most any level
 	 * could need (a quarter megabyte) cost more than a whole easiest
 	 * search. */
-	if (!sv->walks && !(sv->walks = walks_new(sv, WALK_VECS)))
-		return lo; /* out of memory: no bound beyond lo */
+	if (!sv->walks) {
+		if (!(sv->walks = walks_new(sv, WALK_VECS)))
+			return lo; /* out of memory: no bound beyond lo */
+		sv->walks->drop_over = true; /* (a listing's walks0 keeps it false) */
+	}
 	if (rx->limit > WALK_LONGEST)
 		return lo; /* walk depths and uses spent are bytes below 128 */
 	struct walks *w = sv->walks;
-	w->drop_over = true;
 	sv->uses_live = false;
 	uses_given(sv, s, w->cap);
 	for (int i = 0; i < sv->nlive; i++)
