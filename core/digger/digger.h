@@ -206,11 +206,12 @@ int dig_solve_from(const dig_level *lv, const dig_state *from, uint64_t max_stat
 		   dig_solve_result *out, sf_err *err);
 /*
  * The solver's lower bounds on the taps still needed (solve.c's design
- * note): DIG_BOUND_USES, the default: the assignment bound (below) with
+ * note): DIG_BOUND_USES, the default: the nearest bound (below) with
  * the uses bound on top, the least total of taps per arrow that gives
  * every gold a walk of some machine that may collect it within the arrow
  * uses left (2 to 5 times fewer states than the assignment bound alone on
- * long hardest searches); DIG_BOUND_ASSIGN, the default before
+ * long hardest searches), and the assignment bound too once a search has
+ * expanded 16384 states; DIG_BOUND_ASSIGN, the default before
  * 2026-12-04: the least k for which the gold can be shared among the
  * machines so that each reaches its gold, and each pair of its gold,
  * within k moves (a web's visits counted, walks that never reverse under

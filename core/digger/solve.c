@@ -44,7 +44,14 @@
  * so it comes last: only a state that the other bounds leave at the f
  * being expanded pays for it (USES_KNOWN), and each machine's walks are
  * listed once per search per cell and way in (walk_list_of) and filtered
- * for each state. DIG_BOUND_ROUTES (not the default) asks those states
+ * for each state. Until the search has expanded JOINT_AFTER states,
+ * DIG_BOUND_USES asks the nearest bound and the uses bound only, not the
+ * assignment bound (assign_on): on the 863 hardest candidates of seeds 1
+ * to 300 the assignment bound cost more time than the states it saved
+ * (6 % more states without it, 18 % less time, the same optima), but on
+ * levels with uses to spare, where the uses bound is weak, a long search
+ * needs it (test_pair_tables_mid_search: not decided within 3 000 000
+ * states without it). DIG_BOUND_ROUTES (not the default) asks those states
  * for the route bound too (bound_route): one route per machine through
  * all its gold, webs' visits counted; far stronger, far dearer so far.
  * A search that has
@@ -216,6 +223,7 @@ typedef struct solver {
 	 * from q gold b (joint_build); NULL until built */
 	uint8_t *joint;
 
+	bool assign_on; /* DIG_BOUND_USES: the assignment bound asked too (a long search) */
 	bool uses_live; /* bound_uses' last answer found every gold a walk */
 	int no_walk;    /* the gold index bound_uses last found no walk for */
 	/* the lone-machine test (lone_dead) */
@@ -1494,6 +1502,17 @@ static inline uint32_t support(const uint64_t *v, int words)
 	return m;
 }
 
+/* The slots a walk taps twice or more: bit i for byte i at least 2. */
+static inline uint32_t support2(const uint64_t *v, int words)
+{
+	uint32_t m = 0;
+	for (int k = 0; k < words; k++) {
+		uint64_t two = at_least(v[k], 0x0202020202020202ULL) >> 7;
+		m |= (uint32_t)((two * 0x0102040810204080ULL) >> 56) << (8 * k);
+	}
+	return m;
+}
+
 /* The bytewise max of v and n (bytes below 128) into up, and the sum of
  * its bytes (a word's below 256: both are uses of at most WALK_LONGEST
  * steps in all, so the max's sum is at most twice that). */
@@ -1530,6 +1549,7 @@ struct walks {
 		uint8_t cap[DIG_MAX_ARROWS];
 		uint64_t cap_words[WALK_WORDS]; /* (the same, as spends_more reads it) */
 	};
+	uint32_t cap0, cap1; /* the live slots with no use left, with at most one */
 	uint8_t allow[DIG_MAX_CELLS]; /* per gold index: machines that may collect it */
 	int nvec[DIG_MAX_CELLS];      /* per gold index */
 	uint64_t *vec; /* per gold index (ngold of them), vec_max walks of WALK_WORDS */
@@ -1577,22 +1597,29 @@ static int walk_keep(struct walks *w, int gi, const uint64_t *used, int cmp)
 {
 	if (w->over[gi])
 		return 0;
-	int n = w->nvec[gi], k = 0;
-	uint32_t su = support(used, w->words);
-	for (int i = 0; i < n; i++) {
-		if (i < cmp) {
-			uint32_t si = SUP(w, gi, i);
-			if (!(si & ~su) && spends_more(used, VEC(w, gi, i), w->words))
-				return 0; /* (nothing dropped before it: k == i) */
-			if (!(su & ~si) && spends_more(VEC(w, gi, i), used, w->words))
-				continue; /* dropped */
-		}
+	int n = w->nvec[gi], k = 0, words = w->words;
+	uint32_t su = support(used, words);
+	uint32_t *sup = &SUP(w, gi, 0);
+	uint64_t *vec = VEC(w, gi, 0);
+	for (int i = 0; i < cmp; i++) {
+		uint32_t si = sup[i];
+		const uint64_t *v = vec + (size_t)i * WALK_WORDS;
+		if (!(si & ~su) && spends_more(used, v, words))
+			return 0; /* (nothing dropped before it: k == i) */
+		if (!(su & ~si) && spends_more(v, used, words))
+			continue; /* dropped */
 		if (k != i) {
-			memcpy(VEC(w, gi, k), VEC(w, gi, i), (size_t)w->words * sizeof *w->vec);
-			SUP(w, gi, k) = SUP(w, gi, i);
+			memcpy(vec + (size_t)k * WALK_WORDS, v, (size_t)words * sizeof *vec);
+			sup[k] = si;
 		}
 		k++;
 	}
+	if (k < cmp && n > cmp) { /* the walks after the first cmp close up */
+		memmove(vec + (size_t)k * WALK_WORDS, vec + (size_t)cmp * WALK_WORDS,
+			(size_t)(n - cmp) * WALK_WORDS * sizeof *vec);
+		memmove(sup + k, sup + cmp, (size_t)(n - cmp) * sizeof *sup);
+	}
+	k += n - cmp;
 	int dropped = n - k;
 	if (k == w->vec_max) {
 		w->nvec[gi] = k;
@@ -1600,8 +1627,8 @@ static int walk_keep(struct walks *w, int gi, const uint64_t *used, int cmp)
 		w->full = !w->drop_over;
 		return dropped;
 	}
-	memcpy(VEC(w, gi, k), used, (size_t)w->words * sizeof *w->vec);
-	SUP(w, gi, k) = su;
+	memcpy(vec + (size_t)k * WALK_WORDS, used, (size_t)words * sizeof *vec);
+	sup[k] = su;
 	w->nvec[gi] = k + 1;
 	return dropped;
 }
@@ -1776,6 +1803,7 @@ struct walk_list {
 	uint16_t *first; /* per gold index: its first walk; [ngold]: n */
 	uint8_t *depth;  /* per walk: its length (ascending within a gold's run) */
 	uint64_t *used;  /* per walk: walks.words words of uses spent */
+	uint64_t *tap;   /* per walk: the slots it taps (support), twice or more << 32 */
 };
 
 static void walk_lists_free(solver *sv)
@@ -1786,6 +1814,7 @@ static void walk_lists_free(solver *sv)
 		free(sv->wlist[i].first);
 		free(sv->wlist[i].depth);
 		free(sv->wlist[i].used);
+		free(sv->wlist[i].tap);
 	}
 	free(sv->wlist);
 }
@@ -1882,7 +1911,10 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 	uint64_t *used = realloc(e->used, ((size_t)n * (size_t)w->words + 1) * sizeof *used);
 	if (used)
 		e->used = used;
-	if (!first || !depth || !used) {
+	uint64_t *tap = realloc(e->tap, ((size_t)n + 1) * sizeof *tap);
+	if (tap)
+		e->tap = tap;
+	if (!first || !depth || !used || !tap) {
 		e->limit = 0;
 		return NULL;
 	}
@@ -1909,6 +1941,10 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 		}
 	}
 	e->first[sv->ngold] = (uint16_t)e->n;
+	for (int i = 0; i < e->n; i++) {
+		const uint64_t *u = e->used + (size_t)i * (size_t)w->words;
+		e->tap[i] = support(u, w->words) | (uint64_t)support2(u, w->words) << 32;
+	}
 	return e;
 }
 
@@ -1920,12 +1956,22 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
  * one of m's (that one would spend at least the dropper). */
 static void walk_list_keep(struct walks *w, const struct walk_list *e, int gi)
 {
-	int others = w->nvec[gi];
-	for (int i = e->first[gi];
-	     i < e->first[gi + 1] && e->depth[i] <= w->limit && !w->full && !w->over[gi]; i++) {
+	if (w->full || w->over[gi])
+		return;
+	int others = w->nvec[gi], end = e->first[gi + 1], limit = w->limit;
+	for (int i = e->first[gi]; i < end && e->depth[i] <= limit; i++) {
+		/* Within the uses left: no slot tapped that has none, none
+		 * tapped twice that has one; past that, spends_more decides
+		 * only for a walk that taps some slot twice. */
+		uint32_t once = (uint32_t)e->tap[i], twice = (uint32_t)(e->tap[i] >> 32);
+		if ((once & w->cap0) | (twice & w->cap1))
+			continue;
 		const uint64_t *used = e->used + (size_t)i * (size_t)w->words;
-		if (spends_more(w->cap_words, used, w->words))
-			others -= walk_keep(w, gi, used, others);
+		if (twice && !spends_more(w->cap_words, used, w->words))
+			continue;
+		others -= walk_keep(w, gi, used, others);
+		if (w->full || w->over[gi])
+			return;
 	}
 }
 
@@ -2032,9 +2078,13 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 	struct walks *w = sv->walks;
 	sv->uses_live = false;
 	uses_given(sv, s, w->cap);
-	for (int i = 0; i < sv->nlive; i++)
+	w->cap0 = w->cap1 = 0;
+	for (int i = 0; i < sv->nlive; i++) {
 		if (w->cap[i] > WALK_LONGEST)     /* no walk is longer; spends_more */
 			w->cap[i] = WALK_LONGEST; /* reads bytes below 128 */
+		w->cap0 |= (uint32_t)(w->cap[i] == 0) << i;
+		w->cap1 |= (uint32_t)(w->cap[i] <= 1) << i;
+	}
 	w->n = 0;
 	w->nweb = 0;
 	w->words = (sv->nlive + 7) / 8;
@@ -2573,7 +2623,8 @@ static int bound(solver *sv, const dig_state *s, bool full, int least)
 	if (!relax_of(sv, s, &rx))
 		return -1;
 	int far = bound_nearest(sv, s, &rx);
-	if (far < 0 || !full || sv->which == DIG_BOUND_NEAREST)
+	if (far < 0 || !full || sv->which == DIG_BOUND_NEAREST ||
+	    (sv->which == DIG_BOUND_USES && !sv->assign_on))
 		return far;
 	return bound_assign(sv, s, &rx, far, least);
 }
@@ -2812,7 +2863,9 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 			decode(&sv, key_of(&sv, n), g, sv.turns_left[n], &s);
 			relax rx; /* the state's relaxed moves, once worked out */
 			bool rx_ok = false;
-			if (which != DIG_BOUND_NEAREST && !(sv.flags[n] & REFINED)) {
+			if (sv.which != DIG_BOUND_NEAREST &&
+			    (sv.which != DIG_BOUND_USES || sv.assign_on) &&
+			    !(sv.flags[n] & REFINED)) {
 				/* Offered with the nearest bound (cheap, and most
 				 * stored states are never expanded); now the full
 				 * one, and back in the queue if it moves f up. */
@@ -2871,17 +2924,20 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 					continue;
 			}
 			out->states++;
+			/* A long search: from now on the default asks the
+			 * assignment bound too, and that bound counts pairs.
+			 * Open states are refined again when they come up, so
+			 * every state expanded from here on was ordered by the
+			 * stronger bound (all are consistent). */
+			bool longer = which != DIG_BOUND_NEAREST && out->states == JOINT_AFTER;
+			bool stronger = longer && sv.which == DIG_BOUND_USES;
+			sv.assign_on |= stronger;
 			if (!sv.joint && which != DIG_BOUND_NEAREST && sv.ngold <= JOINT_GOLD &&
-			    (which == DIG_BOUND_PAIRS || out->states == JOINT_AFTER) &&
-			    joint_build(&sv)) {
-				/* A long search: from now on the bound counts pairs.
-				 * Open states are refined again when they come up,
-				 * so every state expanded from here on was ordered
-				 * by the stronger bound (both are consistent). */
-				for (uint32_t k = 0; k < sv.count; k++)
-					if (!(sv.flags[k] & EXPANDED))
-						sv.flags[k] &= (uint8_t)~REFINED;
-			}
+			    (which == DIG_BOUND_PAIRS || longer) && joint_build(&sv))
+				stronger = true;
+			for (uint32_t k = 0; stronger && k < sv.count; k++)
+				if (!(sv.flags[k] & EXPANDED))
+					sv.flags[k] &= (uint8_t)~REFINED;
 			if (dig_won(&s)) {
 				write_path(&sv, n, -1, out);
 				goto done;
