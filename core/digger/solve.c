@@ -1959,15 +1959,15 @@ static void walk_list_keep(struct walks *w, const struct walk_list *e, int gi)
 	if (w->full || w->over[gi])
 		return;
 	int others = w->nvec[gi], end = e->first[gi + 1], limit = w->limit;
+	uint64_t short_of = w->cap0 | (uint64_t)w->cap1 << 32; /* as e->tap is laid out */
 	for (int i = e->first[gi]; i < end && e->depth[i] <= limit; i++) {
 		/* Within the uses left: no slot tapped that has none, none
 		 * tapped twice that has one; past that, spends_more decides
 		 * only for a walk that taps some slot twice. */
-		uint32_t once = (uint32_t)e->tap[i], twice = (uint32_t)(e->tap[i] >> 32);
-		if ((once & w->cap0) | (twice & w->cap1))
+		if (e->tap[i] & short_of)
 			continue;
 		const uint64_t *used = e->used + (size_t)i * (size_t)w->words;
-		if (twice && !spends_more(w->cap_words, used, w->words))
+		if ((e->tap[i] >> 32) && !spends_more(w->cap_words, used, w->words))
 			continue;
 		others -= walk_keep(w, gi, used, others);
 		if (w->full || w->over[gi])
