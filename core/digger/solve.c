@@ -2928,7 +2928,8 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 			 * assignment bound too, and that bound counts pairs.
 			 * Open states are refined again when they come up, so
 			 * every state expanded from here on was ordered by the
-			 * stronger bound (all are consistent). */
+			 * stronger bound (the nearest and assignment bounds
+			 * are consistent; the uses bound is asked at f). */
 			bool longer = which != DIG_BOUND_NEAREST && out->states == JOINT_AFTER;
 			bool stronger = longer && sv.which == DIG_BOUND_USES;
 			sv.assign_on |= stronger;
