@@ -1488,27 +1488,18 @@ static bool spends_more(const uint64_t *a, const uint64_t *b, int words)
 	return true;
 }
 
-/* The slots a walk's uses (bytes below 128) touch: bit i for byte i. A
- * walk spends at least another's uses everywhere only if its support
- * holds the other's, so the support rules out most pairs in one test
- * before spends_more reads the words. */
-static inline uint32_t support(const uint64_t *v, int words)
+/* The slots a walk's uses (bytes below 128) tap at least `times` times:
+ * bit i for byte i. With times 1, its support: a walk spends at least
+ * another's uses everywhere only if its support holds the other's, so the
+ * support rules out most pairs in one test before spends_more reads the
+ * words. */
+static inline uint32_t tapped(const uint64_t *v, int words, int times)
 {
+	uint64_t least = (uint64_t)times * 0x0101010101010101ULL;
 	uint32_t m = 0;
 	for (int k = 0; k < words; k++) {
-		uint64_t nz = ((v[k] + 0x7F7F7F7F7F7F7F7FULL) & BYTE_TOPS) >> 7;
-		m |= (uint32_t)((nz * 0x0102040810204080ULL) >> 56) << (8 * k);
-	}
-	return m;
-}
-
-/* The slots a walk taps twice or more: bit i for byte i at least 2. */
-static inline uint32_t support2(const uint64_t *v, int words)
-{
-	uint32_t m = 0;
-	for (int k = 0; k < words; k++) {
-		uint64_t two = at_least(v[k], 0x0202020202020202ULL) >> 7;
-		m |= (uint32_t)((two * 0x0102040810204080ULL) >> 56) << (8 * k);
+		uint64_t at = at_least(v[k], least) >> 7;
+		m |= (uint32_t)((at * 0x0102040810204080ULL) >> 56) << (8 * k);
 	}
 	return m;
 }
@@ -1598,7 +1589,7 @@ static int walk_keep(struct walks *w, int gi, const uint64_t *used, int cmp)
 	if (w->over[gi])
 		return 0;
 	int n = w->nvec[gi], k = 0, words = w->words;
-	uint32_t su = support(used, words);
+	uint32_t su = tapped(used, words, 1);
 	uint32_t *sup = &SUP(w, gi, 0);
 	uint64_t *vec = VEC(w, gi, 0);
 	for (int i = 0; i < cmp; i++) {
@@ -1736,7 +1727,7 @@ static bool walks_fit(struct walks *w, int j, uint64_t *n, int total, int t)
 	if (++w->steps > WALK_STEPS)
 		return true;
 	int gi = w->order[j];
-	uint32_t sn = support(n, w->words);
+	uint32_t sn = tapped(n, w->words, 1);
 	for (int i = 0; i < w->nvec[gi]; i++)
 		if (!(SUP(w, gi, i) & ~sn) && spends_more(n, VEC(w, gi, i), w->words))
 			return walks_fit(w, j + 1, n, total, t);
@@ -1943,7 +1934,7 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 	e->first[sv->ngold] = (uint16_t)e->n;
 	for (int i = 0; i < e->n; i++) {
 		const uint64_t *u = e->used + (size_t)i * (size_t)w->words;
-		e->tap[i] = support(u, w->words) | (uint64_t)support2(u, w->words) << 32;
+		e->tap[i] = tapped(u, w->words, 1) | (uint64_t)tapped(u, w->words, 2) << 32;
 	}
 	return e;
 }
@@ -2615,6 +2606,13 @@ static bool uses_to_spare(const solver *sv)
  * Other machines, terrain and path rules are ignored, so it never
  * overestimates; a gold not reached at all is unreachable for good.
  */
+/* Does the search ask the assignment bound (REFINED)? Every bound but the
+ * nearest, the default only once a search is long (assign_on). */
+static bool assign_asked(const solver *sv)
+{
+	return sv->which != DIG_BOUND_NEAREST && (sv->which != DIG_BOUND_USES || sv->assign_on);
+}
+
 static int bound(solver *sv, const dig_state *s, bool full, int least)
 {
 	if (s->gold == 0)
@@ -2623,8 +2621,7 @@ static int bound(solver *sv, const dig_state *s, bool full, int least)
 	if (!relax_of(sv, s, &rx))
 		return -1;
 	int far = bound_nearest(sv, s, &rx);
-	if (far < 0 || !full || sv->which == DIG_BOUND_NEAREST ||
-	    (sv->which == DIG_BOUND_USES && !sv->assign_on))
+	if (far < 0 || !full || !assign_asked(sv))
 		return far;
 	return bound_assign(sv, s, &rx, far, least);
 }
@@ -2863,9 +2860,7 @@ int dig_solve_with(const dig_level *lv, const dig_state *from, uint64_t max_stat
 			decode(&sv, key_of(&sv, n), g, sv.turns_left[n], &s);
 			relax rx; /* the state's relaxed moves, once worked out */
 			bool rx_ok = false;
-			if (sv.which != DIG_BOUND_NEAREST &&
-			    (sv.which != DIG_BOUND_USES || sv.assign_on) &&
-			    !(sv.flags[n] & REFINED)) {
+			if (assign_asked(&sv) && !(sv.flags[n] & REFINED)) {
 				/* Offered with the nearest bound (cheap, and most
 				 * stored states are never expanded); now the full
 				 * one, and back in the queue if it moves f up. */
