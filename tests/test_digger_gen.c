@@ -165,6 +165,15 @@ static void check_puzzle(const dig_gen_params *p, uint64_t seed, const dig_puzzl
 				 moves);
 	}
 
+	/* ... and on the recorded walk's shortcut (the taps that can go left
+	 * out), which is never shorter than the optimum. */
+	dig_trace cut;
+	char why[48] = "";
+	if (dig_judge_shortcut(lv, p->difficulty, tr, &cut, why, sizeof why) != 0)
+		fail_msg("%s: the shortcut is rejected: %s", what, why);
+	assert_true(cut.turns >= pz->optimal.turns && cut.turns <= tr->turns);
+	assert_int_equal(dig_quality_fails(lv, &cut, p->difficulty), 0);
+
 	/* Arrow uses come from the solution: never more than single_use allows,
 	 * and directions into the grid unless any_direction. */
 	for (int i = 0; i < dig_slots(lv); i++) {
@@ -654,6 +663,95 @@ static void test_judge_optimal(void **state)
 		assert_string_not_equal(why, "spare taps");
 }
 
+/* Whether taps[0, n) with tap `skip` left out (-1: none) collects all the
+ * gold of lv within its budget. */
+static bool wins_without(const dig_level *lv, const uint8_t *taps, int n, int skip)
+{
+	uint8_t rest[DIG_MAX_TURNS];
+	int m = 0, gold = 0, turns = 0, total = 0;
+	for (int i = 0; i < n; i++)
+		if (i != skip)
+			rest[m++] = taps[i];
+	for (int c = 0; c < lv->w * lv->h; c++)
+		total += lv->gold[c] != 0;
+	return dig_replay(lv, rest, m, &gold, &turns, NULL) == 0 && gold == total;
+}
+
+/* How often machine m moves in tr (from the trace, not the checks' code). */
+static int moves_of(const dig_trace *tr, int m)
+{
+	int moves = 0;
+	for (int t = 0; t < tr->turns; t++)
+		moves += (tr->moved[t] >> m) & 1u;
+	return moves;
+}
+
+/*
+ * Before the proof, the generator judges the recorded walk's shortcut: the
+ * taps that can be left out, left out (a play a player finds without the
+ * solver). The constructed case is an easy candidate the generator used to
+ * prove (seed 39, first attempt): 4 x 3, machine 0 at the bottom right,
+ * machine 1 at the left of the middle row, stone at the top of column 1
+ * (nobody passes) and at its bottom (only machine 1 does), gold at (2,2),
+ * (1,2), (3,0) and (2,0). The recorded walk, 7 taps,
+ * passes every check: machine 1 moves right (tap 3), down onto the gold
+ * under the stone (tap 4) and right again (tap 6, collecting nothing).
+ * That sixth tap can go, and then machine 1 moves twice: under easy's
+ * three moves per machine.
+ */
+static void test_judge_shortcut(void **state)
+{
+	(void)state;
+	dig_level lv;
+	plain_level(&lv, 4, 3, 11);
+	lv.machines = 2;
+	lv.start[1] = 4;
+	lv.rules = (dig_rules){ .no_shuffle = true, .single_use = true };
+	lv.terrain[1] = lv.terrain[9] = DIG_T_STONE;
+	lv.tmask[9] = 2; /* only machine 1 passes */
+	lv.gold[10] = 1;
+	lv.gold[9] = 2;
+	lv.gold[3] = 3;
+	lv.gold[2] = 4;
+	const uint8_t taps[7] = {
+		(uint8_t)dig_slot_row_right(&lv, 2), (uint8_t)dig_slot_col_bottom(&lv, 2),
+		(uint8_t)dig_slot_row_left(&lv, 1),  (uint8_t)dig_slot_col_top(&lv, 1),
+		(uint8_t)dig_slot_col_bottom(&lv, 3), (uint8_t)dig_slot_row_left(&lv, 2),
+		(uint8_t)dig_slot_row_right(&lv, 0),
+	};
+	dig_trace tr;
+	fit_and_trace(&lv, taps, 7, &tr);
+	assert_replays(&lv, taps, 7, "the recorded walk");
+	assert_int_equal(dig_quality_fails(&lv, &tr, DIG_EASY), 0);
+	assert_int_equal(moves_of(&tr, 1), 3);
+	for (int i = 0; i < 7; i++) /* only the sixth tap can go */
+		assert_int_equal(wins_without(&lv, taps, 7, i), i == 5);
+
+	dig_trace cut;
+	char why[48];
+	assert_int_equal(dig_judge_shortcut(&lv, DIG_EASY, &tr, &cut, why, sizeof why), 1);
+	assert_string_equal(why, "shortcut: machines move");
+	const uint8_t left[6] = { taps[0], taps[1], taps[2], taps[3], taps[4], taps[6] };
+	assert_int_equal(cut.turns, 6);
+	assert_memory_equal(cut.tap, left, 6);
+	assert_int_equal(moves_of(&cut, 1), 2);
+	for (int i = 0; i < 6; i++) /* nothing more can go */
+		assert_false(wins_without(&lv, cut.tap, 6, i));
+	sf_err err = { 0 };
+	dig_solve_result res;
+	assert_int_equal(dig_solve(&lv, 100000, &res, &err), 0);
+	assert_int_equal(res.status, DIG_SOLVED);
+	assert_true(res.turns <= 6);
+
+	/* A walk with no tap to leave out is its own shortcut. */
+	uint8_t corner[8];
+	corner_walk(&lv, &tr, corner);
+	for (int i = 0; i < 4; i++)
+		assert_false(wins_without(&lv, corner, 4, i));
+	assert_int_equal(dig_judge_shortcut(&lv, DIG_EASIEST, &tr, &cut, why, sizeof why), 0);
+	assert_memory_equal(&cut, &tr, sizeof cut);
+}
+
 static void test_quality_checks(void **state)
 {
 	(void)state;
@@ -977,6 +1075,7 @@ int main(void)
 		cmocka_unit_test(test_quality_names),
 		cmocka_unit_test(test_quality_checks),
 		cmocka_unit_test(test_judge_optimal),
+		cmocka_unit_test(test_judge_shortcut),
 		cmocka_unit_test(test_hook_energy),
 		cmocka_unit_test(test_hook_ice_lava),
 		cmocka_unit_test(test_hook_treasure),

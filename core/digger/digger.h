@@ -358,7 +358,7 @@ const char *dig_difficulty_name(dig_difficulty d);
 
 /* Room for the name of every rejection reason (quality checks and solver
  * verdicts), so that dig_puzzle.rejected never drops one. */
-#define DIG_REJECT_NAMES 32
+#define DIG_REJECT_NAMES 48
 
 /* A generated puzzle with its proofs. */
 typedef struct dig_puzzle {
@@ -392,6 +392,19 @@ int dig_generate(const dig_gen_params *p, uint64_t seed, dig_puzzle *out, sf_err
 int dig_judge_optimal(const dig_level *lv, const dig_level *plain, dig_difficulty d,
 		      const dig_trace *recorded, const dig_solve_result *optimal, char *why,
 		      size_t size);
+
+/*
+ * Step 5's first verdict, before the proof (generate.c, judge_shortcut):
+ * the recorded solution with every tap dropped that can go (one at a time,
+ * the earliest first, while the rest still collects all the gold within
+ * the budget) is a play a player can find, so it must pass every quality
+ * check under difficulty d's thresholds and leave no more spare taps than
+ * d allows. Its trace goes to `shortcut` when not NULL (the recorded one
+ * when no tap can go). 0 when it passes; 1 when rejected, with the
+ * reason's name in `why` ("shortcut: machines move", "spare taps", ...).
+ */
+int dig_judge_shortcut(const dig_level *lv, dig_difficulty d, const dig_trace *recorded,
+		       dig_trace *shortcut, char *why, size_t size);
 
 /*
  * Plays `taps` on `lv` (gold not needed) and records the trace: taps, each

@@ -116,6 +116,7 @@ typedef struct dig_run {
 void dig_run_play(const dig_level *lv, const uint8_t *taps, int n, dig_run *r);
 void dig_number_gold(dig_level *lv, const uint8_t *taps, int n);
 bool dig_replays(const dig_level *lv, const uint8_t *taps, int n);
+int dig_shortcut(const dig_level *lv, const uint8_t *taps, int n, uint8_t *out);
 uint32_t dig_quality_run(const dig_level *lv, const dig_preset *ps, const uint8_t *taps, int n,
 			 bool walk_only);
 

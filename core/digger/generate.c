@@ -33,7 +33,11 @@
  *  4. Quality checks (gen_quality.c): a table of named predicates, the
  *     devlog's "tweaking" rules with the preset's thresholds. The walk's
  *     own checks run in step 1, the rest after step 2 and after each hook.
- *  5. Proof: dig_solve within solver_states must return DIG_SOLVED with no
+ *  5. First the recorded solution's shortcut (dig_shortcut: the taps that
+ *     can go left out, a play the player finds without a solver) must pass
+ *     the checks too (judge_shortcut); it spares the proof of 40 % of the
+ *     hardest candidates the optimal play's checks would reject.
+ *     Proof: dig_solve within solver_states must return DIG_SOLVED with no
  *     more taps than the recorded solution. A candidate whose search ran
  *     out of budget (DIG_UNKNOWN) is rejected like one that failed a
  *     check: the generator never emits a puzzle the solver did not solve.
@@ -380,7 +384,8 @@ static void trim_gold(dig_level *lv, uint64_t optional, uint64_t taken, const di
 /*
  * Rejection reasons: the quality checks on the recorded walk (0 ..
  * DIG_Q_COUNT - 1), then these, then the quality checks on the solver's
- * optimal play (REJ_OPTIMAL + check).
+ * optimal play (REJ_OPTIMAL + check), then on the recorded walk's shortcut
+ * (REJ_SHORTCUT + check).
  */
 enum {
 	PASSED = -1,
@@ -393,7 +398,8 @@ enum {
 	REJ_HERRING, /* the optimal play needs a red herring */
 	REJ_RANDOM,  /* random play wins too often (step 6) */
 	REJ_OPTIMAL,
-	REJ_COUNT = REJ_OPTIMAL + DIG_Q_COUNT
+	REJ_SHORTCUT = REJ_OPTIMAL + DIG_Q_COUNT,
+	REJ_COUNT = REJ_SHORTCUT + DIG_Q_COUNT
 };
 
 /* Writes the name of rejection reason i into buf. */
@@ -409,8 +415,10 @@ static void reject_name(int i, char *buf, size_t size)
 		snprintf(buf, size, "%s", dig_quality_name(i));
 	else if (i < REJ_OPTIMAL)
 		snprintf(buf, size, "%s", EXTRA[i - DIG_Q_COUNT]);
-	else
+	else if (i < REJ_SHORTCUT)
 		snprintf(buf, size, "optimal play: %s", dig_quality_name(i - REJ_OPTIMAL));
+	else
+		snprintf(buf, size, "shortcut: %s", dig_quality_name(i - REJ_SHORTCUT));
 }
 
 _Static_assert(REJ_COUNT <= DIG_REJECT_NAMES, "dig_puzzle.rejected must hold every reason");
@@ -637,6 +645,43 @@ static int judge_optimal(const dig_level *lv, const dig_level *plain, const dig_
 	return PASSED;
 }
 
+/*
+ * Step 5's first part, before the proof: the recorded solution's shortcut
+ * (dig_shortcut: taps dropped while the rest still wins) is a play a player
+ * can find, so it must pass every quality check too; and the optimum is at
+ * most its length, so a shortcut that leaves more than max_spare spare
+ * taps settles REJ_SPARE already. PASSED, or the reason; the shortcut in
+ * taps[0, *n) (*n == recorded->turns when no tap can go).
+ */
+static int judge_shortcut(const dig_level *lv, const dig_preset *ps, const dig_trace *recorded,
+			  uint8_t *taps, int *n)
+{
+	*n = dig_shortcut(lv, recorded->tap, recorded->turns, taps);
+	if (*n == recorded->turns)
+		return PASSED;
+	if (ps->max_spare >= 0 && recorded->turns - *n > ps->max_spare)
+		return REJ_SPARE;
+	uint32_t fails = dig_quality_run(lv, ps, taps, *n, false);
+	return fails ? REJ_SHORTCUT + lowest_bit(fails) : PASSED;
+}
+
+/* See digger.h: judge_shortcut for the tests, with difficulty d's preset. */
+int dig_judge_shortcut(const dig_level *lv, dig_difficulty d, const dig_trace *recorded,
+		       dig_trace *shortcut, char *why, size_t size)
+{
+	if ((int)d < 0 || d >= DIG_DIFFICULTY_COUNT)
+		d = DIG_MEDIUM;
+	uint8_t taps[DIG_MAX_TURNS];
+	int n = 0;
+	int reason = judge_shortcut(lv, &dig_presets[d], recorded, taps, &n);
+	if (shortcut && dig_trace_build(lv, taps, n, shortcut, NULL) != 0)
+		shortcut->turns = 0; /* (not reached: a shortcut replays) */
+	if (reason == PASSED)
+		return 0;
+	reject_name(reason, why, size);
+	return 1;
+}
+
 /* See digger.h: judge_optimal for the tests, with difficulty d's preset. */
 int dig_judge_optimal(const dig_level *lv, const dig_level *plain, dig_difficulty d,
 		      const dig_trace *recorded, const dig_solve_result *optimal, char *why,
@@ -684,6 +729,11 @@ int dig_generate(const dig_gen_params *p, uint64_t seed, dig_puzzle *out, sf_err
 		memset(&out->level, 0, sizeof out->level);
 		memset(&out->recorded, 0, sizeof out->recorded);
 		int reason = candidate(p, &r, out, &plain);
+		uint8_t shortcut[DIG_MAX_TURNS];
+		int shortcut_n;
+		if (reason == PASSED)
+			reason = judge_shortcut(&out->level, ps, &out->recorded, shortcut,
+						&shortcut_n);
 		if (reason == PASSED) {
 			dig_solve_event ev = { .attempt = attempt, .level = &out->level };
 			if (p->on_solve)
