@@ -693,11 +693,10 @@ static int moves_of(const dig_trace *tr, int m)
  * prove (seed 39, first attempt): 4 x 3, machine 0 at the bottom right,
  * machine 1 at the left of the middle row, stone at the top of column 1
  * (nobody passes) and at its bottom (only machine 1 does), gold at (2,2),
- * (1,2), (3,0) and (2,0). The recorded walk, 7 taps,
- * passes every check: machine 1 moves right (tap 3), down onto the gold
- * under the stone (tap 4) and right again (tap 6, collecting nothing).
- * That sixth tap can go, and then machine 1 moves twice: under easy's
- * three moves per machine.
+ * (1,2), (3,0) and (2,0). The recorded walk, 7 taps, passes every check:
+ * machine 1 moves right (tap 3), down onto the gold under the stone (tap
+ * 4) and right again (tap 6, collecting nothing). That sixth tap can go,
+ * and then machine 1 moves twice: under easy's three moves per machine.
  */
 static void test_judge_shortcut(void **state)
 {

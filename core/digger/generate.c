@@ -650,18 +650,21 @@ static int judge_optimal(const dig_level *lv, const dig_level *plain, const dig_
  * (dig_shortcut: taps dropped while the rest still wins) is a play a player
  * can find, so it must pass every quality check too; and the optimum is at
  * most its length, so a shortcut that leaves more than max_spare spare
- * taps settles REJ_SPARE already. PASSED, or the reason; the shortcut in
- * taps[0, *n) (*n == recorded->turns when no tap can go).
+ * taps settles REJ_SPARE already. PASSED, or the reason; the shortcut's
+ * trace in *cut when not NULL (the recorded one when no tap can go).
  */
 static int judge_shortcut(const dig_level *lv, const dig_preset *ps, const dig_trace *recorded,
-			  uint8_t *taps, int *n)
+			  dig_trace *cut)
 {
-	*n = dig_shortcut(lv, recorded->tap, recorded->turns, taps);
-	if (*n == recorded->turns)
+	uint8_t taps[DIG_MAX_TURNS];
+	int n = dig_shortcut(lv, recorded->tap, recorded->turns, taps);
+	if (cut && dig_trace_build(lv, taps, n, cut, NULL) != 0)
+		cut->turns = 0; /* (not reached: a shortcut replays) */
+	if (n == recorded->turns)
 		return PASSED;
-	if (ps->max_spare >= 0 && recorded->turns - *n > ps->max_spare)
+	if (ps->max_spare >= 0 && recorded->turns - n > ps->max_spare)
 		return REJ_SPARE;
-	uint32_t fails = dig_quality_run(lv, ps, taps, *n, false);
+	uint32_t fails = dig_quality_run(lv, ps, taps, n, false);
 	return fails ? REJ_SHORTCUT + lowest_bit(fails) : PASSED;
 }
 
@@ -671,11 +674,7 @@ int dig_judge_shortcut(const dig_level *lv, dig_difficulty d, const dig_trace *r
 {
 	if ((int)d < 0 || d >= DIG_DIFFICULTY_COUNT)
 		d = DIG_MEDIUM;
-	uint8_t taps[DIG_MAX_TURNS];
-	int n = 0;
-	int reason = judge_shortcut(lv, &dig_presets[d], recorded, taps, &n);
-	if (shortcut && dig_trace_build(lv, taps, n, shortcut, NULL) != 0)
-		shortcut->turns = 0; /* (not reached: a shortcut replays) */
+	int reason = judge_shortcut(lv, &dig_presets[d], recorded, shortcut);
 	if (reason == PASSED)
 		return 0;
 	reject_name(reason, why, size);
@@ -729,11 +728,8 @@ int dig_generate(const dig_gen_params *p, uint64_t seed, dig_puzzle *out, sf_err
 		memset(&out->level, 0, sizeof out->level);
 		memset(&out->recorded, 0, sizeof out->recorded);
 		int reason = candidate(p, &r, out, &plain);
-		uint8_t shortcut[DIG_MAX_TURNS];
-		int shortcut_n;
 		if (reason == PASSED)
-			reason = judge_shortcut(&out->level, ps, &out->recorded, shortcut,
-						&shortcut_n);
+			reason = judge_shortcut(&out->level, ps, &out->recorded, NULL);
 		if (reason == PASSED) {
 			dig_solve_event ev = { .attempt = attempt, .level = &out->level };
 			if (p->on_solve)
