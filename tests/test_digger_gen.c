@@ -85,6 +85,22 @@ static void assert_replays(const dig_level *lv, const uint8_t *taps, int n, cons
 			 gold_count(lv), turns);
 }
 
+/* Whether `taps` replay on lv and collect all its gold within the budget. */
+static bool wins(const dig_level *lv, const uint8_t *taps, int n)
+{
+	int gold = -1, turns = -1;
+	return dig_replay(lv, taps, n, &gold, &turns, NULL) == 0 && gold == gold_count(lv);
+}
+
+/* How often machine m moves in tr (from the trace, not the checks' code). */
+static int moves_of(const dig_trace *tr, int m)
+{
+	int moves = 0;
+	for (int t = 0; t < tr->turns; t++)
+		moves += (tr->moved[t] >> m) & 1u;
+	return moves;
+}
+
 /* Fails the test unless `taps` stop collecting all of lv's gold once `cell`
  * is plain mud: the terrain placed there is needed, not decoration. */
 static void assert_needed(const dig_level *lv, int cell, const uint8_t *taps, int n)
@@ -93,8 +109,7 @@ static void assert_needed(const dig_level *lv, int cell, const uint8_t *taps, in
 	without.terrain[cell] = DIG_T_MUD;
 	without.tparam[cell] = 0;
 	without.tmask[cell] = 0;
-	int gold = -1, turns = -1;
-	if (dig_replay(&without, taps, n, &gold, &turns, NULL) == 0 && gold == gold_count(&without))
+	if (wins(&without, taps, n))
 		fail_msg("the %s at cell %d is not needed", dig_terrain_of(lv->terrain[cell])->name,
 			 cell);
 }
@@ -156,14 +171,10 @@ static void check_puzzle(const dig_gen_params *p, uint64_t seed, const dig_puzzl
 	if (fails)
 		fail_msg("%s: the optimal play fails quality check \"%s\"", what,
 			 dig_quality_name(__builtin_ctz(fails)));
-	for (int m = 0; m < lv->machines; m++) {
-		int moves = 0;
-		for (int t = 0; t < best.turns; t++)
-			moves += (best.moved[t] >> m) & 1u;
-		if (moves < 3)
+	for (int m = 0; m < lv->machines; m++)
+		if (moves_of(&best, m) < 3)
 			fail_msg("%s: machine %d moves %d times in the optimal play", what, m,
-				 moves);
-	}
+				 moves_of(&best, m));
 
 	/* ... and on the recorded walk's shortcut (the taps that can go left
 	 * out), which is never shorter than the optimum. */
@@ -663,27 +674,16 @@ static void test_judge_optimal(void **state)
 		assert_string_not_equal(why, "spare taps");
 }
 
-/* Whether taps[0, n) with tap `skip` left out (-1: none) collects all the
- * gold of lv within its budget. */
+/* Whether taps[0, n) with tap `skip` left out collects all the gold of lv
+ * within its budget. */
 static bool wins_without(const dig_level *lv, const uint8_t *taps, int n, int skip)
 {
 	uint8_t rest[DIG_MAX_TURNS];
-	int m = 0, gold = 0, turns = 0, total = 0;
+	int m = 0;
 	for (int i = 0; i < n; i++)
 		if (i != skip)
 			rest[m++] = taps[i];
-	for (int c = 0; c < lv->w * lv->h; c++)
-		total += lv->gold[c] != 0;
-	return dig_replay(lv, rest, m, &gold, &turns, NULL) == 0 && gold == total;
-}
-
-/* How often machine m moves in tr (from the trace, not the checks' code). */
-static int moves_of(const dig_trace *tr, int m)
-{
-	int moves = 0;
-	for (int t = 0; t < tr->turns; t++)
-		moves += (tr->moved[t] >> m) & 1u;
-	return moves;
+	return wins(lv, rest, m);
 }
 
 /*
