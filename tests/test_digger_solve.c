@@ -577,6 +577,65 @@ static void test_web_visits_counted(void **state)
 	assert_int_equal(res.turns, 3);
 }
 
+/* The 4x2 level `pic` (no uses but `arrows`, 6 turns, any_direction),
+ * solved by every bound in 3 taps that replay. */
+static void solve_twins(const char *pic, const char *arrows, int i, dig_level *lv,
+			dig_solve_result *res)
+{
+	sf_err err;
+	assert_int_equal(dig_picture(pic, 0, 6, lv), 0);
+	lv->rules.any_direction = true;
+	assert_int_equal(dig_arrows(lv, arrows), 0);
+	assert_int_equal(dig_level_check(lv, &err), 0);
+	solve_both(lv, 100000, res, i);
+	assert_int_equal(res->status, DIG_SOLVED);
+	assert_int_equal(res->turns, 3);
+	assert_replays(lv, res);
+}
+
+/*
+ * Twin arrows (any_direction: both arrows of row 0 point right, one and two
+ * uses): the search merges them (solve.c, twins_merged) but the play it
+ * returns must be the level's own, so the three steps right to the gold
+ * are one tap of the left arrow and two of the right one (three taps of
+ * either alone do not replay). The same from a state where one use of
+ * each is left, and on a level where a treasure on the way gives the second
+ * twin one more use; every bound agrees (the nearest one searches the level
+ * as it is).
+ */
+static void test_twin_arrows(void **state)
+{
+	(void)state;
+	dig_level lv;
+	sf_err err;
+	dig_solve_result res;
+	solve_twins("@0 . . $/. . . .", "L0=1> R0=2>", 0, &lv, &res);
+	int left = dig_slot_row_left(&lv, 0), right = dig_slot_row_right(&lv, 0);
+	int taps[2] = { 0, 0 };
+	for (int t = 0; t < res.turns; t++)
+		taps[res.taps[t] == right] += res.taps[t] == left || res.taps[t] == right;
+	assert_int_equal(taps[0], 1);
+	assert_int_equal(taps[1], 2);
+
+	/* From the state after one tap of the right arrow: two taps, one each. */
+	dig_state s;
+	dig_cmd cmd;
+	dig_state_init(&lv, &s);
+	assert_int_equal(dig_arrow_do(&lv, &s, right, &cmd), 0);
+	assert_int_equal(dig_solve_from(&lv, &s, 100000, &res, &err), 0);
+	assert_int_equal(res.status, DIG_SOLVED);
+	assert_int_equal(res.turns, 2);
+	assert_true(res.taps[0] != res.taps[1]);
+	for (int t = 0; t < res.turns; t++)
+		assert_int_equal(dig_arrow_do(&lv, &s, res.taps[t], &cmd), 0);
+	assert_true(dig_won(&s));
+
+	/* One use each, and a treasure at (1, 0) that gives the right arrow
+	 * one more (bit 1: the right arrow of the cell's row) after the
+	 * search has merged the twins. */
+	solve_twins("@0 t2 . $/. . . .", "L0=1> R0=1>", 1, &lv, &res);
+}
+
 /* ---- budget, errors, determinism ---- */
 
 /* A level with many reachable states: 3 machines on 5x4, plenty of uses. */
@@ -677,6 +736,7 @@ int main(void)
 		cmocka_unit_test(test_pair_tables_mid_search),
 		cmocka_unit_test(test_known_levels),
 		cmocka_unit_test(test_web_visits_counted),
+		cmocka_unit_test(test_twin_arrows),
 		cmocka_unit_test(test_state_budget),
 		cmocka_unit_test(test_bad_level),
 		cmocka_unit_test(test_deterministic),
