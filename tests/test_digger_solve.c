@@ -611,11 +611,13 @@ static void test_twin_arrows(void **state)
 	dig_solve_result res;
 	solve_twins("@0 . . $/. . . .", "L0=1> R0=2>", 0, &lv, &res);
 	int left = dig_slot_row_left(&lv, 0), right = dig_slot_row_right(&lv, 0);
-	int taps[2] = { 0, 0 };
-	for (int t = 0; t < res.turns; t++)
-		taps[res.taps[t] == right] += res.taps[t] == left || res.taps[t] == right;
-	assert_int_equal(taps[0], 1);
-	assert_int_equal(taps[1], 2);
+	int lefts = 0, rights = 0;
+	for (int t = 0; t < res.turns; t++) {
+		lefts += res.taps[t] == left;
+		rights += res.taps[t] == right;
+	}
+	assert_int_equal(lefts, 1);
+	assert_int_equal(rights, 2);
 
 	/* From the state after one tap of the right arrow: two taps, one each. */
 	dig_state s;

@@ -2844,7 +2844,6 @@ int dig_solve_from(const dig_level *lv, const dig_state *from, uint64_t max_stat
 static bool twins_merged(const dig_level *lv, const dig_state *from, dig_level *mlv,
 			 dig_state *mfrom, uint8_t *twin)
 {
-	int slots = dig_slots(lv);
 	memset(twin, 0xFF, DIG_MAX_ARROWS);
 	*mlv = *lv;
 	if (from)
@@ -2854,7 +2853,7 @@ static bool twins_merged(const dig_level *lv, const dig_state *from, dig_level *
 		int a = line < lv->h ? dig_slot_row_left(lv, line) : dig_slot_col_top(lv, line - lv->h);
 		int b = line < lv->h ? dig_slot_row_right(lv, line)
 				     : dig_slot_col_bottom(lv, line - lv->h);
-		if (a >= slots || b >= slots || lv->arrow[a].dir != lv->arrow[b].dir)
+		if (lv->arrow[a].dir != lv->arrow[b].dir)
 			continue;
 		twin[a] = (uint8_t)b;
 		twin[b] = (uint8_t)a;
