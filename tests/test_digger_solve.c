@@ -577,6 +577,41 @@ static void test_web_visits_counted(void **state)
 	assert_int_equal(res.turns, 3);
 }
 
+/*
+ * The web supply test (webs_short): a web over the top middle cell needs
+ * two counted visits, and the only way in is up column 1 from the cell
+ * below it, which only row 1's right-pointing arrow feeds, once. Each
+ * machine alone can get in (machine 1 up column 0 first), so the
+ * lone-machine test and the uses bound let the start through; but only one
+ * machine can be brought to the doorstep, so the start is dead before any
+ * state is expanded (asked of every state with the assignment bound; the
+ * default asks it only in long searches). Brute force agrees (no win).
+ * With a second use on row 1's arrow and row 0's left-pointing one to step
+ * out of the web, both machines get in: solved, in as many taps as brute
+ * force finds.
+ */
+static void test_web_supply(void **state)
+{
+	(void)state;
+	dig_level lv;
+	sf_err err;
+	assert_int_equal(dig_picture(". w2$ ./@0 . ./@1 . .", 0, 9, &lv), 0);
+	assert_int_equal(dig_arrows(&lv, "L1=1 B0=1 B1=2"), 0);
+	assert_int_equal(dig_level_check(&lv, &err), 0);
+	dig_solve_result res;
+	assert_int_equal(dig_solve_with(&lv, NULL, 100000, DIG_BOUND_ASSIGN, &res, &err), 0);
+	assert_int_equal(res.status, DIG_UNSOLVABLE);
+	assert_int_equal(res.states, 0);
+	assert_int_equal(dig_solve(&lv, 100000, &res, &err), 0);
+	assert_int_equal(res.status, DIG_UNSOLVABLE);
+	assert_int_equal(brute_force(&lv, 1000000), NO_WIN);
+	assert_int_equal(dig_arrows(&lv, "L1=2 R0=1"), 0);
+	assert_int_equal(dig_solve(&lv, 100000, &res, &err), 0);
+	assert_int_equal(res.status, DIG_SOLVED);
+	assert_replays(&lv, &res);
+	assert_int_equal(brute_force(&lv, 1000000), res.turns);
+}
+
 /* The 4x2 level `pic` (no uses but `arrows`, 6 turns, any_direction),
  * solved by every bound in 3 taps that replay. */
 static void solve_twins(const char *pic, const char *arrows, int i, dig_level *lv,
@@ -738,6 +773,7 @@ int main(void)
 		cmocka_unit_test(test_pair_tables_mid_search),
 		cmocka_unit_test(test_known_levels),
 		cmocka_unit_test(test_web_visits_counted),
+		cmocka_unit_test(test_web_supply),
 		cmocka_unit_test(test_twin_arrows),
 		cmocka_unit_test(test_state_budget),
 		cmocka_unit_test(test_bad_level),

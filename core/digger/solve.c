@@ -69,7 +69,11 @@
  * those machines can make between them, the state is dead and dropped with
  * everything it leads to. The relaxed
  * distances count an arrow with one use left as usable for ever; in a long
- * hardest search most expanded states were dead for that reason.
+ * hardest search most expanded states were dead for that reason. It is
+ * joined by the web supply test (webs_short): a web that needs more visits
+ * than the machines can be brought to its doorstep for, the uses of the
+ * slots along the way counted (most states expanded in the slowest hardest
+ * proofs cannot win; on some levels a web is why).
  * docs/digger.md has what each part bought on hardest levels and why the
  * bounds stay below the optimum.
  *
@@ -243,6 +247,14 @@ typedef struct solver {
 		uint8_t dir;
 	} exit[DIG_MAX_CELLS][4];
 	struct lone *lone; /* the test's nodes, allocated on first use */
+	/* the web supply test (webs_short): per cell c and way d, the cell a
+	 * machine steps into c from moving d (-1: none) and the live slots
+	 * that make that step; per web cell, its cone (built on first use) */
+	int8_t in_pre[DIG_MAX_CELLS][4];
+	uint32_t in_live[DIG_MAX_CELLS][4];
+	struct cone *cone[DIG_MAX_CELLS];
+	int webs_asked, webs_dead; /* in the current window (webs_asked_on) */
+	bool webs_off;             /* the test stopped paying in this search */
 	struct walks *walks; /* the uses bound's, allocated on first use */
 	struct routes *routes;   /* the route bound's, allocated on first use */
 	struct walks *walks0;    /* walk_list_of's: the walks from the search's first state */
@@ -465,6 +477,8 @@ static void walk_lists_free(solver *sv);
 
 static void solver_free(solver *sv)
 {
+	for (int c = 0; c < DIG_MAX_CELLS; c++)
+		free(sv->cone[c]);
 	free(sv->keys);
 	free(sv->parent);
 	free(sv->same_rest);
@@ -546,6 +560,7 @@ static void layout(solver *sv)
 				sv->line[i] |= UINT64_C(1) << c;
 		}
 	}
+	memset(sv->in_pre, -1, sizeof sv->in_pre);
 	for (int m = 0; m < sv->machines; m++)
 		for (int c = 0; c < sv->cells; c++) {
 			const dig_terrain_ops *ops = dig_terrain_of(lv->terrain[c]);
@@ -561,6 +576,8 @@ static void layout(solver *sv)
 			e->to = (uint8_t)dig_step(lv, c, dir);
 			e->dir = (uint8_t)dir;
 			((uint8_t *)sv->entries[e->to])[i] = 0xFF;
+			sv->in_pre[e->to][dir] = (int8_t)c;
+			sv->in_live[e->to][dir] |= UINT32_C(1) << i;
 		}
 	}
 	int rest = sv->machines * (1 + lv->rules.no_shuffle) +
@@ -1441,6 +1458,179 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs
 			return true;
 	}
 	return false;
+}
+
+/* ---- the web supply test ---- */
+
+#define CONE_PASSES 64 /* passes over a web's cone, at most (then: not short) */
+#define CONE_DEPTH 4   /* steps back from a web its cone follows (past them: any supply) */
+#define WEBS_AFTER 1024 /* states a search expands before it asks webs_short */
+#define WEBS_WINDOW 256 /* asks per window; fewer than 1 in WEBS_RATE dead: never again */
+#define WEBS_RATE 25
+
+/* A step of a web's cone: a machine on `pre` steps into `cell` moving
+ * `way`, by a tap of one of the live slots `live`. */
+typedef struct cone_step {
+	uint8_t cell, way, pre, edge; /* edge: pre lies past the cone's depth */
+	uint32_t live;
+} cone_step;
+
+struct cone {
+	int n;
+	cone_step step[DIG_MAX_CELLS * 4];
+};
+
+/* The steps into web cell w and, backwards, into every cell a machine
+ * walking to w may step from, up to CONE_DEPTH steps back (a step from
+ * farther marked `edge`), nearest to w first: w's own steps come first,
+ * so a state whose neighbours can feed w stops after a few. Built once
+ * per search; NULL when there is no memory. */
+static const struct cone *cone_of(solver *sv, int w)
+{
+	if (sv->cone[w])
+		return sv->cone[w];
+	struct cone *k = malloc(sizeof *k);
+	if (!k)
+		return NULL;
+	uint8_t queue[DIG_MAX_CELLS], depth[DIG_MAX_CELLS];
+	int head = 0, tail = 0;
+	uint64_t seen = UINT64_C(1) << w;
+	depth[w] = 0;
+	queue[tail++] = (uint8_t)w;
+	k->n = 0;
+	while (head < tail) {
+		int c = queue[head++];
+		for (int d = 0; d < 4; d++) {
+			int p = sv->in_pre[c][d];
+			if (p < 0)
+				continue;
+			bool edge = depth[c] + 1 >= CONE_DEPTH;
+			k->step[k->n++] = (cone_step){ (uint8_t)c, (uint8_t)d, (uint8_t)p, (uint8_t)edge,
+						      sv->in_live[c][d] };
+			if (!edge && !((seen >> p) & 1u)) {
+				seen |= UINT64_C(1) << p;
+				depth[p] = (uint8_t)(depth[c] + 1);
+				queue[tail++] = (uint8_t)p;
+			}
+		}
+	}
+	sv->cone[w] = k;
+	return k;
+}
+
+/*
+ * Whether some web left in `s` can get fewer counted visits than it needs
+ * (web_left >= 2), however the rest of the play goes: then the state is
+ * dead. Issue 16: most states a long hardest search expands cannot win at
+ * all (docs/digger.md, "A web's doorstep, counted"), and where a web is
+ * the reason, each machine walking alone (lone_dead, the uses bound) can
+ * step into it and their visits add up, but the machines cannot all get
+ * to its doorstep.
+ *
+ * A visit is a step into the web w, made by a tap of a slot that acts on
+ * the cell the machine comes from (the pre cell) while a machine that
+ * counts stands there. So the steps into a cell c moving d, over the rest
+ * of the play, are at most the sum over the slots making that step of the
+ * lesser of their uses left (gifts counted as given) and the times a
+ * machine stands on the pre cell p: the one there now, plus each machine
+ * that steps into p later, once per entry; under no_shuffle a machine that
+ * came into p from c (or stands on p having left c) cannot step straight
+ * back into c. The entries into p are bounded the same way, and so on
+ * back, CONE_DEPTH steps (past them any supply): N[c][d] <= sum over slots
+ * of min(uses, [p held] + sum over d' of N[p][d']). Its least solution,
+ * worked out upwards from 0, is at least the true count (by induction over
+ * the taps: the entries made up to tap t are within the t-th iterate).
+ * Only machines that count for w (sv->counters) are seeded, and only cells
+ * one of them may enter can be entered; other machines, blocking,
+ * freezing and the order of taps are left out, so it only overcounts and
+ * a web it calls short is short. It stops as soon as w's count reaches
+ * its need (most states), and after CONE_PASSES passes without settling
+ * (uses in the hundreds) says "not short".
+ */
+static bool webs_short(solver *sv, const dig_state *s)
+{
+	uint8_t cap[DIG_MAX_ARROWS];
+	bool capped = false;
+	bool ns = sv->lv->rules.no_shuffle;
+	for (uint64_t g = s->gold; g; g &= g - 1) {
+		int w = __builtin_ctzll(g), need = s->web_left[w];
+		if (need < 2)
+			continue;
+		const struct cone *k = cone_of(sv, w);
+		if (!k)
+			return false;
+		if (!capped) {
+			uses_given(sv, s, cap);
+			capped = true;
+		}
+		uint8_t who = sv->counters[sv->gold_index[w]];
+		uint64_t held = 0, may = 0;
+		int left[DIG_MAX_CELLS]; /* the cell its machine last left, -1 none */
+		for (int m = 0; m < sv->machines; m++)
+			if ((who >> m) & 1u) {
+				held |= UINT64_C(1) << s->pos[m];
+				left[s->pos[m]] = s->prev[m] == DIG_NONE ? -1 : s->prev[m];
+				may |= sv->enter[m];
+			}
+		int N[DIG_MAX_CELLS][4], T[DIG_MAX_CELLS]; /* T: N's sum over ways */
+		for (int i = 0; i < k->n; i++) { /* (only the cone's cells are read) */
+			const cone_step *st = &k->step[i];
+			N[st->cell][st->way] = 0;
+			N[st->pre][(st->way + 2) & 3] = 0;
+			T[st->cell] = T[st->pre] = 0;
+		}
+		bool enough = false;
+		for (int pass = 0; pass < CONE_PASSES && !enough; pass++) {
+			bool changed = false;
+			for (int i = 0; i < k->n && !enough; i++) {
+				const cone_step *st = &k->step[i];
+				int c = st->cell, d = st->way, p = st->pre;
+				if (!((may >> c) & 1u))
+					continue;
+				int sup = st->edge ? 255 : T[p] - (ns ? N[p][(d + 2) & 3] : 0);
+				if (((held >> p) & 1u) && !(ns && left[p] == c))
+					sup++;
+				int v = 0;
+				for (uint32_t b = st->live; b; b &= b - 1) {
+					int u = cap[__builtin_ctz(b)];
+					v += u < sup ? u : sup;
+				}
+				if (v > N[c][d]) {
+					T[c] += v - N[c][d];
+					N[c][d] = v;
+					changed = true;
+					enough = T[w] >= need;
+				}
+			}
+			if (!changed)
+				return true; /* the least solution: w gets fewer than need */
+		}
+	}
+	return false;
+}
+
+/*
+ * webs_short as the default search (DIG_BOUND_USES) asks it: only in a
+ * long search (WEBS_AFTER states expanded; short ones gain nothing from
+ * it) and only while it pays, at least one state in WEBS_RATE called dead
+ * over each window of WEBS_WINDOW asks; after a window below that, never
+ * again in this search. It costs about a microsecond a state where a web
+ * needs two visits or more, and on most levels another reason kills the
+ * dead states (docs/digger.md, "A web's doorstep, counted"). The other
+ * bounds (the tests', the bench's rows) ask it of every state, so the
+ * oracle tests hold it to brute force on small levels too.
+ */
+static bool webs_asked_on(solver *sv, const dig_state *s)
+{
+	if (sv->webs_off)
+		return false;
+	bool dead = webs_short(sv, s);
+	sv->webs_dead += dead;
+	if (++sv->webs_asked == WEBS_WINDOW) {
+		sv->webs_off = sv->webs_dead * WEBS_RATE < WEBS_WINDOW;
+		sv->webs_asked = sv->webs_dead = 0;
+	}
+	return dead;
 }
 
 /* ---- the uses bound ---- */
@@ -3003,8 +3193,10 @@ static int solve_level(const dig_level *lv, const dig_state *from, uint64_t max_
 			}
 			sv.flags[n] |= EXPANDED;
 			if (which != DIG_BOUND_NEAREST && s.gold) {
-				/* About to be expanded: first the lone-machine test
-				 * (only states that come this far pay for it). A
+				/* About to be expanded: first the web supply test
+				 * (webs_asked_on: the default asks it only in long
+				 * searches) and the lone-machine test (only states
+				 * that come this far pay for them). A
 				 * LIVE state passes its one-visit part: the uses
 				 * bound found each gold a walk of the same kind
 				 * within rx.limit (on the 25 slowest hardest proofs
@@ -3013,7 +3205,11 @@ static int solve_level(const dig_level *lv, const dig_state *from, uint64_t max_
 				 * asked. */
 				if (!rx_ok && !(rx_ok = relax_of(&sv, &s, &rx)))
 					continue;
-				if (lone_dead(&sv, &s, &rx, (sv.flags[n] & LIVE) != 0))
+				bool short_web =
+					which == DIG_BOUND_USES
+						? out->states >= WEBS_AFTER && webs_asked_on(&sv, &s)
+						: webs_short(&sv, &s);
+				if (short_web || lone_dead(&sv, &s, &rx, (sv.flags[n] & LIVE) != 0))
 					continue;
 			}
 			out->states++;
