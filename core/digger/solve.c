@@ -247,13 +247,11 @@ typedef struct solver {
 		uint8_t dir;
 	} exit[DIG_MAX_CELLS][4];
 	struct lone *lone; /* the test's nodes, allocated on first use */
-	/* the web supply test (webs_short): per cell c and way d, the cell a
-	 * machine steps into c from moving d (-1: none) and the live slots
-	 * that make that step; per web cell, its cone (built on first use) */
-	int8_t in_pre[DIG_MAX_CELLS][4];
-	uint32_t in_live[DIG_MAX_CELLS][4];
+	/* the web supply test (webs_short): per web cell, its cone (built on
+	 * first use); whether the search asks it only when it pays */
 	struct cone *cone[DIG_MAX_CELLS];
-	int webs_asked, webs_dead; /* in the current window (webs_asked_on) */
+	bool webs_gated;           /* the default search (webs_asked_on) */
+	int webs_asked, webs_dead; /* in the current window */
 	bool webs_off;             /* the test stopped paying in this search */
 	struct walks *walks; /* the uses bound's, allocated on first use */
 	struct routes *routes;   /* the route bound's, allocated on first use */
@@ -560,7 +558,6 @@ static void layout(solver *sv)
 				sv->line[i] |= UINT64_C(1) << c;
 		}
 	}
-	memset(sv->in_pre, -1, sizeof sv->in_pre);
 	for (int m = 0; m < sv->machines; m++)
 		for (int c = 0; c < sv->cells; c++) {
 			const dig_terrain_ops *ops = dig_terrain_of(lv->terrain[c]);
@@ -576,8 +573,6 @@ static void layout(solver *sv)
 			e->to = (uint8_t)dig_step(lv, c, dir);
 			e->dir = (uint8_t)dir;
 			((uint8_t *)sv->entries[e->to])[i] = 0xFF;
-			sv->in_pre[e->to][dir] = (int8_t)c;
-			sv->in_live[e->to][dir] |= UINT32_C(1) << i;
 		}
 	}
 	int rest = sv->machines * (1 + lv->rules.no_shuffle) +
@@ -1500,13 +1495,21 @@ static const struct cone *cone_of(solver *sv, int w)
 	k->n = 0;
 	while (head < tail) {
 		int c = queue[head++];
+		int pre[4] = { -1, -1, -1, -1 }; /* per way in: the cell stepped from */
+		uint32_t live[4] = { 0 };         /* and the live slots making the step */
+		for (int q = 0; q < sv->cells; q++)
+			for (int e = 0; e < sv->nexit[q]; e++)
+				if (sv->exit[q][e].to == c) {
+					pre[sv->exit[q][e].dir] = q;
+					live[sv->exit[q][e].dir] |= UINT32_C(1) << sv->exit[q][e].live;
+				}
 		for (int d = 0; d < 4; d++) {
-			int p = sv->in_pre[c][d];
+			int p = pre[d];
 			if (p < 0)
 				continue;
 			bool edge = depth[c] + 1 >= CONE_DEPTH;
 			k->step[k->n++] = (cone_step){ (uint8_t)c, (uint8_t)d, (uint8_t)p, (uint8_t)edge,
-						      sv->in_live[c][d] };
+						      live[d] };
 			if (!edge && !((seen >> p) & 1u)) {
 				seen |= UINT64_C(1) << p;
 				depth[p] = (uint8_t)(depth[c] + 1);
@@ -1610,19 +1613,22 @@ static bool webs_short(solver *sv, const dig_state *s)
 }
 
 /*
- * webs_short as the default search (DIG_BOUND_USES) asks it: only in a
+ * webs_short as the search asks it. Every bound but the default asks it
+ * of every state (so the oracle tests hold it to brute force on small
+ * levels); the default (DIG_BOUND_USES, sv->webs_gated) asks it only in a
  * long search (WEBS_AFTER states expanded; short ones gain nothing from
  * it) and only while it pays, at least one state in WEBS_RATE called dead
  * over each window of WEBS_WINDOW asks; after a window below that, never
  * again in this search. It costs about a microsecond a state where a web
  * needs two visits or more, and on most levels another reason kills the
- * dead states (docs/digger.md, "A web's doorstep, counted"). The other
- * bounds (the tests', the bench's rows) ask it of every state, so the
- * oracle tests hold it to brute force on small levels too.
+ * dead states (docs/digger.md, "A web's doorstep, counted"). `expanded`:
+ * the states the search has expanded so far.
  */
-static bool webs_asked_on(solver *sv, const dig_state *s)
+static bool webs_asked_on(solver *sv, const dig_state *s, uint64_t expanded)
 {
-	if (sv->webs_off)
+	if (!sv->webs_gated)
+		return webs_short(sv, s);
+	if (sv->webs_off || expanded < WEBS_AFTER)
 		return false;
 	bool dead = webs_short(sv, s);
 	sv->webs_dead += dead;
@@ -3119,7 +3125,7 @@ static int solve_level(const dig_level *lv, const dig_state *from, uint64_t max_
 		return rc;
 	if (max_states > UINT32_MAX - 1)
 		max_states = UINT32_MAX - 1;
-	solver sv = { .lv = lv, .which = which };
+	solver sv = { .lv = lv, .which = which, .webs_gated = which == DIG_BOUND_USES };
 	layout(&sv);
 	sv.from = from ? *from : sv.start;
 	if ((which == DIG_BOUND_USES || which == DIG_BOUND_ROUTES) && uses_to_spare(&sv))
@@ -3205,11 +3211,8 @@ static int solve_level(const dig_level *lv, const dig_state *from, uint64_t max_
 				 * asked. */
 				if (!rx_ok && !(rx_ok = relax_of(&sv, &s, &rx)))
 					continue;
-				bool short_web =
-					which == DIG_BOUND_USES
-						? out->states >= WEBS_AFTER && webs_asked_on(&sv, &s)
-						: webs_short(&sv, &s);
-				if (short_web || lone_dead(&sv, &s, &rx, (sv.flags[n] & LIVE) != 0))
+				if (webs_asked_on(&sv, &s, out->states) ||
+				    lone_dead(&sv, &s, &rx, (sv.flags[n] & LIVE) != 0))
 					continue;
 			}
 			out->states++;
