@@ -182,8 +182,11 @@ typedef struct solver {
 	uint8_t gold_index[DIG_MAX_CELLS]; /* cell -> i, for gold cells */
 	int nspent;                        /* one-shot cells: their spent bits are in the key */
 	uint8_t spent_cell[DIG_MAX_CELLS];
+	uint8_t spent_index[DIG_MAX_CELLS]; /* cell -> i, for one-shot cells */
+	uint64_t spent_all;                 /* the one-shot cells */
 	int nlive;
 	uint8_t live_slot[DIG_MAX_ARROWS];
+	uint8_t live_of[DIG_MAX_ARROWS]; /* slot -> its index in live_slot, for live slots */
 	int nweb;
 	uint8_t web_cell[DIG_MAX_CELLS];
 	int ngift; /* cells whose first visit gives uses or turns */
@@ -192,6 +195,7 @@ typedef struct solver {
 	int gain[DIG_MAX_CELLS];       /* turns given */
 	bool one_shot[DIG_MAX_CELLS];  /* the gift ends once the cell is spent */
 	uint64_t line[DIG_MAX_ARROWS]; /* cells slot i acts on that can step its way */
+	uint8_t dir_of[DIG_MAX_ARROWS]; /* slot i's direction (lv->arrow[i].dir) */
 	int8_t off[4][DIG_MAX_CELLS];  /* cell c's coordinate along direction d */
 	uint64_t grid;                 /* every cell */
 	uint64_t gold_all;             /* the level's gold cells */
@@ -264,15 +268,9 @@ typedef struct solver {
 
 /* ---- keys ---- */
 
-static void put_bit(uint8_t *key, int bit, bool on)
+static void set_bit(uint8_t *key, int bit)
 {
-	if (on)
-		key[bit >> 3] |= (uint8_t)(1u << (bit & 7));
-}
-
-static bool get_bit(const uint8_t *key, int bit)
-{
-	return (key[bit >> 3] >> (bit & 7)) & 1u;
+	key[bit >> 3] |= (uint8_t)(1u << (bit & 7));
 }
 
 /* Packs the parts of `s` that matter into key[0, key_len). */
@@ -292,12 +290,11 @@ static void encode(const solver *sv, const dig_state *s, uint8_t *key)
 			for (int b = 0; b < sv->cell_bytes; b++)
 				*p++ = (uint8_t)(s->visited[m] >> (8 * b));
 	}
-	int bit = 0;
-	for (int i = 0; i < sv->ngold; i++, bit++)
-		put_bit(p, bit, (s->gold >> sv->gold_cell[i]) & 1u);
-	for (int i = 0; i < sv->nspent; i++, bit++)
-		put_bit(p, bit, (s->spent >> sv->spent_cell[i]) & 1u);
-	p += (bit + 7) / 8;
+	for (uint64_t g = s->gold & sv->gold_all; g; g &= g - 1)
+		set_bit(p, sv->gold_index[__builtin_ctzll(g)]);
+	for (uint64_t x = s->spent & sv->spent_all; x; x &= x - 1)
+		set_bit(p, sv->ngold + sv->spent_index[__builtin_ctzll(x)]);
+	p += (sv->ngold + sv->nspent + 7) / 8;
 	for (int i = 0; i < sv->nweb; i++)
 		*p++ = s->web_left[sv->web_cell[i]];
 	*p = s->frozen;
@@ -326,19 +323,20 @@ static void decode(const solver *sv, const uint8_t *key, int g, int turns_left, 
 			s->visited[m] = v;
 		}
 	}
-	int bit = 0, collected = 0;
+	int bytes = (sv->ngold + sv->nspent + 7) / 8, collected = sv->ngold;
 	s->gold = 0;
-	for (int i = 0; i < sv->ngold; i++, bit++) {
-		if (get_bit(p, bit))
-			s->gold |= UINT64_C(1) << sv->gold_cell[i];
-		else
-			collected++;
-	}
 	s->spent = 0;
-	for (int i = 0; i < sv->nspent; i++, bit++)
-		if (get_bit(p, bit))
-			s->spent |= UINT64_C(1) << sv->spent_cell[i];
-	p += (bit + 7) / 8;
+	for (int b = 0; b < bytes; b++)
+		for (unsigned v = p[b]; v; v &= v - 1) {
+			int bit = 8 * b + __builtin_ctz(v);
+			if (bit < sv->ngold) {
+				s->gold |= UINT64_C(1) << sv->gold_cell[bit];
+				collected--;
+			} else {
+				s->spent |= UINT64_C(1) << sv->spent_cell[bit - sv->ngold];
+			}
+		}
+	p += bytes;
 	for (int i = 0; i < sv->nweb; i++)
 		s->web_left[sv->web_cell[i]] = *p++;
 	s->frozen = *p;
@@ -512,8 +510,11 @@ static void probe(solver *sv, int c)
 	sv->one_shot[c] = gift.one_shot;
 	if (sv->gives[c] || sv->gain[c])
 		sv->gift_cell[sv->ngift++] = (uint8_t)c;
-	if (sv->one_shot[c])
+	if (sv->one_shot[c]) {
+		sv->spent_index[c] = (uint8_t)sv->nspent;
+		sv->spent_all |= UINT64_C(1) << c;
 		sv->spent_cell[sv->nspent++] = (uint8_t)c;
+	}
 }
 
 /* Works out the key layout of sv->lv, what its cells give and its moves. */
@@ -550,8 +551,11 @@ static void layout(solver *sv)
 	}
 	sv->grid = sv->cells == 64 ? UINT64_MAX : (UINT64_C(1) << sv->cells) - 1;
 	for (int i = 0; i < slots; i++) {
-		if ((live >> i) & 1u)
+		sv->dir_of[i] = (uint8_t)lv->arrow[i].dir;
+		if ((live >> i) & 1u) {
+			sv->live_of[i] = (uint8_t)sv->nlive;
 			sv->live_slot[sv->nlive++] = (uint8_t)i;
+		}
 		for (uint64_t l = dig_slot_line(lv, i); l; l &= l - 1) {
 			int c = __builtin_ctzll(l);
 			if (dig_step(lv, c, lv->arrow[i].dir) >= 0)
@@ -611,13 +615,14 @@ static bool relax_of(const solver *sv, const dig_state *s, relax *rx)
 	if (s->turns_left <= 0)
 		return false; /* no tap is valid, so nothing more can be given either */
 	int turns = s->turns_left, uses = 0;
-	uint32_t usable = 0;
 	memset(rx->way, 0, sizeof rx->way);
+	memset(rx->can, 0, sizeof rx->can);
 	for (int i = 0; i < sv->nlive; i++) {
-		int slot = sv->live_slot[i];
-		uses += s->uses[slot];
-		rx->way[sv->lv->arrow[slot].dir] += s->uses[slot];
-		usable |= (uint32_t)(s->uses[slot] != 0) << slot;
+		int slot = sv->live_slot[i], u = s->uses[slot], d = sv->dir_of[slot];
+		uses += u;
+		rx->way[d] += u;
+		if (u)
+			rx->can[d] |= sv->line[slot];
 	}
 	for (int i = 0; i < sv->ngift; i++) {
 		int c = sv->gift_cell[i];
@@ -625,15 +630,11 @@ static bool relax_of(const solver *sv, const dig_state *s, relax *rx)
 			continue;
 		turns += sv->gain[c];
 		for (uint32_t b = sv->gives[c]; b; b &= b - 1) {
+			int slot = __builtin_ctz(b), d = sv->dir_of[slot];
 			uses++;
-			rx->way[sv->lv->arrow[__builtin_ctz(b)].dir]++;
+			rx->way[d]++;
+			rx->can[d] |= sv->line[slot];
 		}
-		usable |= sv->gives[c];
-	}
-	memset(rx->can, 0, sizeof rx->can);
-	for (uint32_t b = usable; b; b &= b - 1) {
-		int slot = __builtin_ctz(b);
-		rx->can[sv->lv->arrow[slot].dir] |= sv->line[slot];
 	}
 	rx->limit = turns < uses ? turns : uses;
 	return true;
@@ -1331,8 +1332,8 @@ static void uses_given(const solver *sv, const dig_state *s, uint8_t *uses)
 		int c = sv->gift_cell[i];
 		if (sv->one_shot[c] && ((s->spent >> c) & 1u))
 			continue;
-		for (int j = 0; j < sv->nlive; j++)
-			uses[j] = (uint8_t)(uses[j] + ((sv->gives[c] >> sv->live_slot[j]) & 1u));
+		for (uint32_t b = sv->gives[c]; b; b &= b - 1) /* (every slot given is live) */
+			uses[sv->live_of[__builtin_ctz(b)]]++;
 	}
 }
 
@@ -1653,25 +1654,41 @@ static bool webs_asked_on(solver *sv, const dig_state *s, uint64_t expanded)
 #define WALK_WORDS (DIG_MAX_ARROWS / 8)
 #define WALK_CHAIN 8      /* nodes a new one is compared with for dominance */
 #define WALK_LONGEST 120  /* steps a walk may take, at most (else no bound) */
-#define BYTE_TOPS 0x8080808080808080ULL /* the top bit of every byte */
 #define NEAR_UNKNOWN 0xFE /* walks.near not worked out yet (FAR is 255) */
 #define USES_SPARE 64     /* uses beyond the taps possible that skip the bound */
 
-/* The top bit of each byte where a's byte is at least b's (bytes below
- * 128, eight at a time: a byte of (a | 0x80) - b keeps its top bit where
- * a >= b, and never borrows from the next). */
-static inline uint64_t at_least(uint64_t a, uint64_t b)
+/*
+ * A walk's uses: a byte per live slot, in WALK_WORDS words. Every such
+ * array the helpers below read holds 0 past the live slots (walks start
+ * from zeroed nodes, caps and web entries live in zeroed structs, and
+ * walks, listed ones included, are copied whole), so they read the whole
+ * array as two 16-byte vectors (GCC's vector extension: SSE2 on x86-64,
+ * plain code elsewhere) and answer as if they had read the live bytes
+ * alone.
+ */
+typedef uint8_t bytes16 __attribute__((vector_size(16)));
+_Static_assert(WALK_WORDS * 8 == 2 * sizeof(bytes16), "a walk's uses are two vectors");
+
+/* Half h (0 or 1) of the uses v. */
+static inline bytes16 half(const uint64_t *v, int h)
 {
-	return ((a | BYTE_TOPS) - b) & BYTE_TOPS;
+	bytes16 x;
+	memcpy(&x, v + 2 * h, sizeof x);
+	return x;
+}
+
+static inline void half_put(uint64_t *v, int h, bytes16 x)
+{
+	memcpy(v + 2 * h, &x, sizeof x);
 }
 
 /* The sum of v's bytes where mask's are 0xFF, added in 16-bit lanes so
  * that it never wraps (a wrapped sum would overstate a web's shortfall). */
-static inline int bytes_in(const uint64_t *v, const uint64_t *mask, int words)
+static inline int bytes_in(const uint64_t *v, const uint64_t *mask)
 {
 	const uint64_t even = 0x00FF00FF00FF00FFULL;
 	int sum = 0;
-	for (int i = 0; i < words; i++) {
+	for (int i = 0; i < WALK_WORDS; i++) {
 		uint64_t x = v[i] & mask[i];
 		x = (x & even) + ((x >> 8) & even);
 		sum += (int)((x * 0x0001000100010001ULL) >> 48);
@@ -1679,45 +1696,56 @@ static inline int bytes_in(const uint64_t *v, const uint64_t *mask, int words)
 	return sum;
 }
 
-/* Does a spend at least b's uses on every live slot? (A walk is shorter
- * than 128 steps.) */
-static bool spends_more(const uint64_t *a, const uint64_t *b, int words)
+/* Does a spend at least b's uses on every live slot? */
+static inline bool spends_more(const uint64_t *a, const uint64_t *b)
 {
-	for (int i = 0; i < words; i++)
-		if (at_least(a[i], b[i]) != BYTE_TOPS)
-			return false;
-	return true;
+	bytes16 below = (bytes16)(half(a, 0) < half(b, 0)) | (bytes16)(half(a, 1) < half(b, 1));
+	uint64_t w[2];
+	memcpy(w, &below, sizeof w);
+	return (w[0] | w[1]) == 0;
 }
 
-/* The slots a walk's uses (bytes below 128) tap at least `times` times:
- * bit i for byte i. With times 1, its support: a walk spends at least
- * another's uses everywhere only if its support holds the other's, so the
- * support rules out most pairs in one test before spends_more reads the
- * words. */
-static inline uint32_t tapped(const uint64_t *v, int words, int times)
+/* The slots a walk's uses tap at least `times` times: bit i for byte i.
+ * With times 1, its support: a walk spends at least another's uses
+ * everywhere only if its support holds the other's, so the support rules
+ * out most pairs in one test before spends_more reads the words. */
+static inline uint32_t tapped(const uint64_t *v, int times)
 {
-	uint64_t least = (uint64_t)times * 0x0101010101010101ULL;
+	bytes16 least = (bytes16){ 0 } + (uint8_t)times;
+	uint64_t at[WALK_WORDS]; /* 0xFF where v's byte is at least `times` */
+	for (int h = 0; h < 2; h++)
+		half_put(at, h, (bytes16)(half(v, h) >= least));
 	uint32_t m = 0;
-	for (int k = 0; k < words; k++) {
-		uint64_t at = at_least(v[k], least) >> 7;
-		m |= (uint32_t)((at * 0x0102040810204080ULL) >> 56) << (8 * k);
+	for (int k = 0; k < WALK_WORDS; k++) {
+		uint64_t ones = (at[k] >> 7) & 0x0101010101010101ULL;
+		/* byte j's 1 lands on bit j of the product's top byte */
+		m |= (uint32_t)((ones * 0x0102040810204080ULL) >> 56) << (8 * k);
 	}
 	return m;
 }
 
-/* The bytewise max of v and n (bytes below 128) into up, and the sum of
- * its bytes (a word's below 256: both are uses of at most WALK_LONGEST
- * steps in all, so the max's sum is at most twice that). */
-static inline int max_into(const uint64_t *v, const uint64_t *n, uint64_t *up, int words)
+/* The bytewise max of v and n into up (which may be n), and the sum of its
+ * bytes (a word's below 256: both are uses of at most WALK_LONGEST steps in
+ * all, so the max's sum is at most twice that). */
+static inline int max_into(const uint64_t *v, const uint64_t *n, uint64_t *up)
 {
-	const uint64_t ones = 0x0101010101010101ULL;
-	int sum = 0;
-	for (int k = 0; k < words; k++) {
-		uint64_t mask = (at_least(v[k], n[k]) >> 7) * 0xFF;
-		up[k] = (v[k] & mask) | (n[k] & ~mask);
-		sum += (int)((up[k] * ones) >> 56);
+	for (int h = 0; h < 2; h++) {
+		bytes16 a = half(v, h), b = half(n, h), more = (bytes16)(a > b);
+		half_put(up, h, (a & more) | (b & ~more));
 	}
+	int sum = 0;
+	for (int k = 0; k < WALK_WORDS; k++)
+		sum += (int)((up[k] * 0x0101010101010101ULL) >> 56);
 	return sum;
+}
+
+/* The bytewise min of v and least into least. */
+static inline void min_into(const uint64_t *v, uint64_t *least)
+{
+	for (int h = 0; h < 2; h++) {
+		bytes16 a = half(v, h), b = half(least, h), fewer = (bytes16)(a < b);
+		half_put(least, h, (a & fewer) | (b & ~fewer));
+	}
 }
 
 /* A node of walk_all's search: as lone_node, with the uses spent so far. */
@@ -1750,7 +1778,6 @@ struct walks {
 	int order[DIG_MAX_CELLS], n;     /* the gold left, fewest walks first */
 	uint8_t near[DIG_MAX_CELLS * 5]; /* this machine's nearest gold from (cell, came + 1) */
 	int steps;
-	int words;     /* of a walk's uses: (nlive + 7) / 8 */
 	uint64_t gold; /* the gold left */
 	int limit;     /* steps per walk, at most */
 	int nweb;      /* webs left needing 2+ counted visits (web_deficit) */
@@ -1775,33 +1802,33 @@ static void walks_free(struct walks *w)
 }
 
 /*
- * Keeps `used` among gold gi's walks unless one of the first `cmp` kept
- * spends no more anywhere; drops those of the first `cmp` it spends no more
- * than, and returns how many it dropped. (The walks after the first cmp
- * are its own machine's from one listing, none spending at least another:
- * see walk_list_keep.) One pass: the kept walks never spend at least one
+ * Keeps `used` (its support su: tapped(used, 1)) among gold gi's walks
+ * unless one of the first `cmp` kept spends no more anywhere; drops those
+ * of the first `cmp` it spends no more than, and returns how many it
+ * dropped. (The walks after the first cmp are its own machine's from one
+ * listing, none spending at least another: see walk_list_keep.) One
+ * pass: the kept walks never spend at least one
  * another, so a walk that spends at least `used` comes before none that
  * `used` would drop (that one would spend at least the first). A gold
  * that would keep more than vec_max walks is marked over (w->drop_over:
  * a state's walks; bound_uses leaves it out) or fills w (a listing's).
  */
-static int walk_keep(struct walks *w, int gi, const uint64_t *used, int cmp)
+static int walk_keep(struct walks *w, int gi, const uint64_t *used, uint32_t su, int cmp)
 {
 	if (w->over[gi])
 		return 0;
-	int n = w->nvec[gi], k = 0, words = w->words;
-	uint32_t su = tapped(used, words, 1);
+	int n = w->nvec[gi], k = 0;
 	uint32_t *sup = &SUP(w, gi, 0);
 	uint64_t *vec = VEC(w, gi, 0);
 	for (int i = 0; i < cmp; i++) {
 		uint32_t si = sup[i];
 		const uint64_t *v = vec + (size_t)i * WALK_WORDS;
-		if (!(si & ~su) && spends_more(used, v, words))
+		if (!(si & ~su) && spends_more(used, v))
 			return 0; /* (nothing dropped before it: k == i) */
-		if (!(su & ~si) && spends_more(v, used, words))
+		if (!(su & ~si) && spends_more(v, used))
 			continue; /* dropped */
 		if (k != i) {
-			memcpy(vec + (size_t)k * WALK_WORDS, v, (size_t)words * sizeof *vec);
+			memcpy(vec + (size_t)k * WALK_WORDS, v, WALK_WORDS * sizeof *vec);
 			sup[k] = si;
 		}
 		k++;
@@ -1819,7 +1846,7 @@ static int walk_keep(struct walks *w, int gi, const uint64_t *used, int cmp)
 		w->full = !w->drop_over;
 		return dropped;
 	}
-	memcpy(vec + (size_t)k * WALK_WORDS, used, (size_t)words * sizeof *vec);
+	memcpy(vec + (size_t)k * WALK_WORDS, used, WALK_WORDS * sizeof *vec);
 	sup[k] = su;
 	w->nvec[gi] = k + 1;
 	return dropped;
@@ -1834,7 +1861,7 @@ static void walk_all(solver *sv, struct walks *w, int m, int at)
 	if (p->depth > 0 && ((w->gold >> p->cell) & 1u)) {
 		int gi = sv->gold_index[p->cell];
 		if ((w->allow[gi] >> m) & 1u)
-			walk_keep(w, gi, p->used, w->nvec[gi]);
+			walk_keep(w, gi, p->used, tapped(p->used, 1), w->nvec[gi]);
 	}
 	if (p->depth >= w->limit || w->full)
 		return;
@@ -1887,7 +1914,7 @@ static void walk_all(solver *sv, struct walks *w, int m, int at)
 		int seen = 0;
 		for (uint32_t k = first; k && !dominated && seen < WALK_CHAIN;
 		     k = w->node[k - 1].next, seen++)
-			dominated = spends_more(q->used, w->node[k - 1].used, w->words);
+			dominated = spends_more(q->used, w->node[k - 1].used);
 		if (dominated)
 			continue;
 		q->cell = x->to;
@@ -1911,31 +1938,32 @@ static inline int web_deficit(const struct walks *w, const uint64_t *n)
 {
 	int most = 0;
 	for (int k = 0; k < w->nweb; k++) {
-		int short_by = w->web_need[k] - bytes_in(n, w->web_in[k], w->words);
+		int short_by = w->web_need[k] - bytes_in(n, w->web_in[k]);
 		if (short_by > most)
 			most = short_by;
 	}
 	return most;
 }
 
-/* Can each gold from order[j] on get a walk within `n` raised by at most
- * t - total uses in all, the webs' visits counted (web_deficit)? Running
- * out of steps answers yes. */
-static bool walks_fit(struct walks *w, int j, uint64_t *n, int total, int t)
+/* Can each gold from order[j] on get a walk within `n` (support sn,
+ * total the sum of its bytes) raised by at most t - total uses in all,
+ * the webs' visits counted (web_deficit)? Running out of steps answers
+ * yes. */
+static bool walks_fit(struct walks *w, int j, uint64_t *n, uint32_t sn, int total, int t)
 {
 	if (j == w->n)
 		return total + web_deficit(w, n) <= t;
 	if (++w->steps > WALK_STEPS)
 		return true;
 	int gi = w->order[j];
-	uint32_t sn = tapped(n, w->words, 1);
 	for (int i = 0; i < w->nvec[gi]; i++)
-		if (!(SUP(w, gi, i) & ~sn) && spends_more(n, VEC(w, gi, i), w->words))
-			return walks_fit(w, j + 1, n, total, t);
+		if (!(SUP(w, gi, i) & ~sn) && spends_more(n, VEC(w, gi, i)))
+			return walks_fit(w, j + 1, n, sn, total, t);
 	for (int i = 0; i < w->nvec[gi]; i++) {
 		uint64_t up[WALK_WORDS]; /* n raised to walk i (total: the sum of n's bytes) */
-		int tot = max_into(VEC(w, gi, i), n, up, w->words);
-		if (tot <= t && tot + web_deficit(w, up) <= t && walks_fit(w, j + 1, up, tot, t))
+		int tot = max_into(VEC(w, gi, i), n, up);
+		if (tot <= t && tot + web_deficit(w, up) <= t &&
+		    walks_fit(w, j + 1, up, sn | SUP(w, gi, i), tot, t))
 			return true;
 	}
 	return false;
@@ -1954,17 +1982,11 @@ static int forced_uses(const struct walks *w, uint64_t *n0)
 	memset(n0, 0, WALK_WORDS * sizeof *n0);
 	for (int j = 0; j < w->n; j++) {
 		int gi = w->order[j];
-		uint64_t least[WALK_WORDS] = { 0 };
-		memcpy(least, VEC(w, gi, 0), (size_t)w->words * sizeof *least);
-		for (int i = 1; i < w->nvec[gi]; i++) {
-			const uint64_t *v = VEC(w, gi, i);
-			for (int k = 0; k < w->words; k++) {
-				/* bytewise min: where v's byte is at least least's, keep least's */
-				uint64_t keep = (at_least(v[k], least[k]) >> 7) * 0xFF;
-				least[k] = (least[k] & keep) | (v[k] & ~keep);
-			}
-		}
-		sum = max_into(least, n0, n0, w->words);
+		uint64_t least[WALK_WORDS];
+		memcpy(least, VEC(w, gi, 0), sizeof least);
+		for (int i = 1; i < w->nvec[gi]; i++)
+			min_into(VEC(w, gi, i), least);
+		sum = max_into(least, n0, n0);
 	}
 	return sum;
 }
@@ -1994,7 +2016,7 @@ struct walk_list {
 	int n;           /* walks kept */
 	uint16_t *first; /* per gold index: its first walk; [ngold]: n */
 	uint8_t *depth;  /* per walk: its length (ascending within a gold's run) */
-	uint64_t *used;  /* per walk: walks.words words of uses spent */
+	uint64_t *used;  /* per walk: WALK_WORDS words of uses spent */
 	uint64_t *tap;   /* per walk: the slots it taps (support), twice or more << 32 */
 };
 
@@ -2075,7 +2097,6 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 		}
 		w->gold = sv->from.gold;
 		w->rx = &sv->rx0;
-		w->words = (sv->nlive + 7) / 8;
 	}
 	if ((w->set = moves_of(sv, &sv->rx0)) < 0)
 		return NULL;
@@ -2100,7 +2121,7 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 	uint8_t *depth = realloc(e->depth, (size_t)n + 1);
 	if (depth)
 		e->depth = depth;
-	uint64_t *used = realloc(e->used, ((size_t)n * (size_t)w->words + 1) * sizeof *used);
+	uint64_t *used = realloc(e->used, ((size_t)n + 1) * WALK_WORDS * sizeof *used);
 	if (used)
 		e->used = used;
 	uint64_t *tap = realloc(e->tap, ((size_t)n + 1) * sizeof *tap);
@@ -2123,19 +2144,17 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 				d += b[k];
 			for (; at > e->first[g] && e->depth[at - 1] > d; at--) {
 				e->depth[at] = e->depth[at - 1];
-				memcpy(e->used + (size_t)at * (size_t)w->words,
-				       e->used + (size_t)(at - 1) * (size_t)w->words,
-				       (size_t)w->words * sizeof *used);
+				memcpy(e->used + (size_t)at * WALK_WORDS,
+				       e->used + (size_t)(at - 1) * WALK_WORDS, WALK_WORDS * sizeof *used);
 			}
 			e->depth[at] = (uint8_t)d;
-			memcpy(e->used + (size_t)at * (size_t)w->words, b,
-			       (size_t)w->words * sizeof *used);
+			memcpy(e->used + (size_t)at * WALK_WORDS, b, WALK_WORDS * sizeof *used);
 		}
 	}
 	e->first[sv->ngold] = (uint16_t)e->n;
 	for (int i = 0; i < e->n; i++) {
-		const uint64_t *u = e->used + (size_t)i * (size_t)w->words;
-		e->tap[i] = tapped(u, w->words, 1) | (uint64_t)tapped(u, w->words, 2) << 32;
+		const uint64_t *u = e->used + (size_t)i * WALK_WORDS;
+		e->tap[i] = tapped(u, 1) | (uint64_t)tapped(u, 2) << 32;
 	}
 	return e;
 }
@@ -2146,7 +2165,7 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
  * filtering keeps a subset), so each is compared only with the walks other
  * machines brought, and none of those it drops could have ruled out a later
  * one of m's (that one would spend at least the dropper). */
-static void walk_list_keep(struct walks *w, const struct walk_list *e, int gi)
+static inline void walk_list_keep(struct walks *w, const struct walk_list *e, int gi)
 {
 	if (w->full || w->over[gi])
 		return;
@@ -2158,10 +2177,10 @@ static void walk_list_keep(struct walks *w, const struct walk_list *e, int gi)
 		 * only for a walk that taps some slot twice. */
 		if (e->tap[i] & short_of)
 			continue;
-		const uint64_t *used = e->used + (size_t)i * (size_t)w->words;
-		if ((e->tap[i] >> 32) && !spends_more(w->cap_words, used, w->words))
+		const uint64_t *used = e->used + (size_t)i * WALK_WORDS;
+		if ((e->tap[i] >> 32) && !spends_more(w->cap_words, used))
 			continue;
-		others -= walk_keep(w, gi, used, others);
+		others -= walk_keep(w, gi, used, (uint32_t)e->tap[i], others);
 		if (w->full || w->over[gi])
 			return;
 	}
@@ -2279,14 +2298,13 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 	}
 	w->n = 0;
 	w->nweb = 0;
-	w->words = (sv->nlive + 7) / 8;
 	for (uint64_t g = s->gold; g; g &= g - 1) {
 		int c = __builtin_ctzll(g), gi = sv->gold_index[c];
 		w->allow[gi] = s->web_left[c] ? sv->counters[gi] : 0xFF;
 		w->nvec[gi] = 0;
 		w->order[w->n++] = gi;
 		if (s->web_left[c] >= 2) {
-			if (bytes_in(w->cap_words, sv->entries[c], w->words) < s->web_left[c])
+			if (bytes_in(w->cap_words, sv->entries[c]) < s->web_left[c])
 				return -1; /* too few uses left to step into it often enough */
 			w->web_need[w->nweb] = s->web_left[c];
 			w->web_in[w->nweb++] = sv->entries[c];
@@ -2328,7 +2346,7 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 				t = least;
 			sv->uses_live = true;
 			for (; t <= w->limit; t++)
-				if (walks_fit(w, 0, n0, tot0, t))
+				if (walks_fit(w, 0, n0, tapped(n0, 1), tot0, t))
 					return t;
 			sv->uses_live = false;
 		}
@@ -2393,7 +2411,7 @@ struct routes {
 	uint8_t cap[DIG_MAX_ARROWS];      /* uses left per live slot, gifts counted */
 	uint64_t allow[DIG_MAX_MACHINES]; /* gold indices m may collect (a bit each) */
 	uint64_t all;                     /* gold indices counted by a bit */
-	int nlive, words;                 /* the solver's, set at allocation */
+	int nlive;                        /* the solver's, set at allocation */
 	int machines;
 	bool taken[DIG_MAX_MACHINES]; /* route_fit: machines with a route chosen */
 	long steps;                   /* route_fit's, for the total being tried */
@@ -2438,7 +2456,7 @@ static void route_keep(struct routes *r, int m, uint64_t mask, const route_node 
 	for (uint32_t k = first; k; k = r->enext[m][k - 1]) {
 		const route_ent *o = &r->ent[m][k - 1];
 		if (o->mask == mask && !memcmp(o->wc, q->wc, sizeof o->wc) &&
-		    spends_more(q->words, o->words, r->words))
+		    spends_more(q->words, o->words))
 			return;
 	}
 	int n = r->nent[m];
@@ -2566,7 +2584,7 @@ static void route_all(solver *sv, struct routes *r, const dig_state *s, const re
 					dom = o->cell == q.cell && o->came == q.came &&
 					      o->mask == q.mask &&
 					      !memcmp(o->wc, q.wc, sizeof o->wc) &&
-					      spends_more(q.words, o->words, r->words);
+					      spends_more(q.words, o->words);
 				}
 				if (dom)
 					continue;
@@ -2593,7 +2611,7 @@ static int route_next(const struct routes *r, int it, int i, const uint64_t *n, 
 {
 	for (; i < r->first[it + 1] && r->opt[i].e->sum <= t; i++)
 		if (!r->taken[r->opt[i].m] &&
-		    (*tot = max_into(r->opt[i].e->words, n, up, r->words)) <= t)
+		    (*tot = max_into(r->opt[i].e->words, n, up)) <= t)
 			return i;
 	return -1;
 }
@@ -2689,7 +2707,6 @@ static int bound_route(solver *sv, const dig_state *s, const relax *rx, int lo)
 			return lo; /* no memory: no bound beyond lo */
 		}
 		r->nlive = sv->nlive;
-		r->words = (sv->nlive + 7) / 8;
 		r->machines = sv->machines;
 	}
 	struct routes *r = sv->routes;
