@@ -229,6 +229,7 @@ typedef struct solver {
 	struct dist_set {
 		uint64_t can[4]; /* the moves it was worked out under */
 		bool used;
+		bool pairs_done; /* its gold-to-gold matrix (pairs_of) */
 		uint64_t row_done[(DIG_MAX_CELLS * 5 + 63) / 64];
 	} * dist_set; /* PAIR_CACHE of them, beside dist */
 	/* joint[(a * ngold + b) * cells * cells + p * cells + q]: the fewest
@@ -766,8 +767,8 @@ static int way_in(const solver *sv, const dig_state *s, int m)
 /*
  * The relaxed distances under the moves rx, cached per set of usable
  * directions (it changes only when an arrow runs out or a gift is spent):
- * the set's index into sv->dist, its gold-to-gold matrix filled (row a =
- * distances from gold a, any first step). -1 when there is no memory.
+ * the set's index into sv->dist, its rows (row_of) and gold-to-gold matrix
+ * (pairs_of) worked out as they are asked for. -1 when there is no memory.
  */
 static int moves_of(solver *sv, const relax *rx)
 {
@@ -792,11 +793,25 @@ static int moves_of(solver *sv, const relax *rx)
 		return i;
 	memcpy(ds->can, rx->can, sizeof rx->can);
 	ds->used = true;
+	ds->pairs_done = false;
 	memset(ds->row_done, 0, sizeof ds->row_done);
-	uint8_t *m = sv->dist + (size_t)i * sv->dist_size;
-	for (int a = 0; a < sv->ngold; a++)
-		distances(sv, rx, sv->gold_cell[a], -1, m + a * sv->ngold);
 	return i;
+}
+
+/* Set i's gold-to-gold matrix (row a = distances from gold a, any first
+ * step; rx the set's moves), worked out on first use: only the assignment
+ * bound reads it, and the default search asks that bound only in long
+ * searches (on the 20 slowest hardest proofs the matrices had taken 3 %
+ * of the instructions). */
+static const uint8_t *pairs_of(solver *sv, const relax *rx, int i)
+{
+	uint8_t *m = sv->dist + (size_t)i * sv->dist_size;
+	if (!sv->dist_set[i].pairs_done) {
+		for (int a = 0; a < sv->ngold; a++)
+			distances(sv, rx, sv->gold_cell[a], -1, m + a * sv->ngold);
+		sv->dist_set[i].pairs_done = true;
+	}
+	return m;
 }
 
 /* The distances of set i from `cell` for a machine that arrived moving
@@ -1148,7 +1163,7 @@ static int bound_assign(solver *sv, const dig_state *s, const relax *rx, int far
 	as.way = rx->way;
 	as.off = sv->off;
 	as.gold_cell = sv->gold_cell;
-	as.pair = sv->dist + (size_t)set * sv->dist_size;
+	as.pair = pairs_of(sv, rx, set);
 	for (int m = 0; m < sv->machines; m++) {
 		const uint8_t *row =
 			row_of(sv, rx, set, s->pos[m], came_in(sv->lv, s->prev[m], s->pos[m]));
@@ -1725,19 +1740,22 @@ static inline uint32_t tapped(const uint64_t *v, int times)
 }
 
 /* The bytewise max of v and n into up (which may be n), and the sum of its
- * bytes (a word's below 256: both are uses of at most WALK_LONGEST steps in
- * all, so the max's sum is at most twice that). */
+ * bytes. The sum is below 256: v and n are uses of at most WALK_LONGEST
+ * taps in all (walks_fit passes on only totals within t), so the max's sum
+ * is at most twice that, the words add bytewise without a carry and one
+ * multiply sums the bytes. (forced_uses' running max, and the route
+ * bound's totals, which WALK_LONGEST does not cap, could pass 255 in
+ * principle: a wrapped sum is smaller, so a bound would only weaken.) */
 static inline int max_into(const uint64_t *v, const uint64_t *n, uint64_t *up)
 {
 	for (int h = 0; h < 2; h++) {
 		bytes16 a = half(v, h), b = half(n, h), more = (bytes16)(a > b);
 		half_put(up, h, (a & more) | (b & ~more));
 	}
-	int sum = 0;
-	for (int k = 0; k < WALK_WORDS; k++)
-		sum += (int)((up[k] * 0x0101010101010101ULL) >> 56);
-	return sum;
+	uint64_t all = up[0] + up[1] + up[2] + up[3];
+	return (int)((all * 0x0101010101010101ULL) >> 56);
 }
+_Static_assert(2 * WALK_LONGEST < 256 && WALK_WORDS == 4, "max_into's sum fits a byte");
 
 /* The bytewise min of v and least into least. */
 static inline void min_into(const uint64_t *v, uint64_t *least)
