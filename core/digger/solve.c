@@ -1824,12 +1824,12 @@ static void walks_free(struct walks *w)
  * unless one of the first `cmp` kept spends no more anywhere; drops those
  * of the first `cmp` it spends no more than, and returns how many it
  * dropped. (The walks after the first cmp are its own machine's from one
- * listing, none spending at least another: see walk_list_keep.) One
- * pass: the kept walks never spend at least one
- * another, so a walk that spends at least `used` comes before none that
- * `used` would drop (that one would spend at least the first). A gold
- * that would keep more than vec_max walks is marked over (w->drop_over:
- * a state's walks; bound_uses leaves it out) or fills w (a listing's).
+ * listing, none spending at least another: see walk_list_keep.) One pass:
+ * the kept walks never spend at least one another, so a walk that spends
+ * at least `used` comes before none that `used` would drop (that one would
+ * spend at least the first). A gold that would keep more than vec_max
+ * walks is marked over (w->drop_over: a state's walks; bound_uses leaves
+ * it out) or fills w (a listing's).
  */
 static int walk_keep(struct walks *w, int gi, const uint64_t *used, uint32_t su, int cmp)
 {
@@ -2360,11 +2360,12 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 		if (each) {
 			uint64_t n0[WALK_WORDS];
 			int tot0 = forced_uses(w, n0), least = tot0 + web_deficit(w, n0);
+			uint32_t s0 = tapped(n0, 1);
 			if (t < least)
 				t = least;
 			sv->uses_live = true;
 			for (; t <= w->limit; t++)
-				if (walks_fit(w, 0, n0, tapped(n0, 1), tot0, t))
+				if (walks_fit(w, 0, n0, s0, tot0, t))
 					return t;
 			sv->uses_live = false;
 		}
