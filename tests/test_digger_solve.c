@@ -577,6 +577,33 @@ static void test_web_visits_counted(void **state)
 	assert_int_equal(res.turns, 3);
 }
 
+/* The level `pic` (no uses but `arrows`, 9 turns, plain rules) is dead
+ * before any state is expanded when every state is asked the web supply
+ * test (the assignment bound), the default search finds no win either,
+ * and brute force agrees; then, with the arrows `more` too, every bound
+ * wins in as many taps as brute force finds, which are returned. */
+static int web_short_then_wins(const char *pic, const char *arrows, const char *more, int i)
+{
+	dig_level lv;
+	sf_err err;
+	assert_int_equal(dig_picture(pic, 0, 9, &lv), 0);
+	assert_int_equal(dig_arrows(&lv, arrows), 0);
+	assert_int_equal(dig_level_check(&lv, &err), 0);
+	dig_solve_result res;
+	assert_int_equal(dig_solve_with(&lv, NULL, 100000, DIG_BOUND_ASSIGN, &res, &err), 0);
+	assert_int_equal(res.status, DIG_UNSOLVABLE);
+	assert_int_equal(res.states, 0);
+	assert_int_equal(dig_solve(&lv, 100000, &res, &err), 0);
+	assert_int_equal(res.status, DIG_UNSOLVABLE);
+	assert_int_equal(brute_force(&lv, 1000000), NO_WIN);
+	assert_int_equal(dig_arrows(&lv, more), 0);
+	solve_both(&lv, 100000, &res, i);
+	assert_int_equal(res.status, DIG_SOLVED);
+	assert_replays(&lv, &res);
+	assert_int_equal(brute_force(&lv, 1000000), res.turns);
+	return res.turns;
+}
+
 /*
  * The web supply test (webs_short): a web over the top middle cell needs
  * two counted visits, and the only way in is up column 1 from the cell
@@ -593,23 +620,28 @@ static void test_web_visits_counted(void **state)
 static void test_web_supply(void **state)
 {
 	(void)state;
-	dig_level lv;
-	sf_err err;
-	assert_int_equal(dig_picture(". w2$ ./@0 . ./@1 . .", 0, 9, &lv), 0);
-	assert_int_equal(dig_arrows(&lv, "L1=1 B0=1 B1=2"), 0);
-	assert_int_equal(dig_level_check(&lv, &err), 0);
-	dig_solve_result res;
-	assert_int_equal(dig_solve_with(&lv, NULL, 100000, DIG_BOUND_ASSIGN, &res, &err), 0);
-	assert_int_equal(res.status, DIG_UNSOLVABLE);
-	assert_int_equal(res.states, 0);
-	assert_int_equal(dig_solve(&lv, 100000, &res, &err), 0);
-	assert_int_equal(res.status, DIG_UNSOLVABLE);
-	assert_int_equal(brute_force(&lv, 1000000), NO_WIN);
-	assert_int_equal(dig_arrows(&lv, "L1=2 R0=1"), 0);
-	assert_int_equal(dig_solve(&lv, 100000, &res, &err), 0);
-	assert_int_equal(res.status, DIG_SOLVED);
-	assert_replays(&lv, &res);
-	assert_int_equal(brute_force(&lv, 1000000), res.turns);
+	web_short_then_wins(". w2$ ./@0 . ./@1 . .", "L1=1 B0=1 B1=2", "L1=2 R0=1", 0);
+}
+
+/*
+ * The web supply test when a slot alone brings machines to a web's
+ * doorstep: the web over the top middle cell needs two counted visits;
+ * machine 0 steps in along row 0 (one use), machine 1 only up column 1,
+ * whose one use takes it to the doorstep, not in. Each machine alone can
+ * get in (machine 1 round by column 0 and row 0), and counting column 1's
+ * use for the step onto the doorstep and again for the step in, the
+ * supply test let the start through (one state expanded); the first step
+ * in along column 1 needs an earlier tap of column 1 itself, so it now
+ * calls the start dead. Brute force agrees (no win). With two uses up
+ * column 1 and two along row 0 it wins in three taps (machine 1 in, then
+ * row 0 pushes it out as machine 0 steps in), as brute force finds.
+ */
+static void test_web_supply_fed(void **state)
+{
+	(void)state;
+	assert_int_equal(web_short_then_wins("@0 w2$ ./. . ./. @1 .", "L0=1 R2=1 B0=2 B1=1",
+					     "B1=2 L0=2", 1),
+			 3);
 }
 
 /* The 4x2 level `pic` (no uses but `arrows`, 6 turns, any_direction),
@@ -774,6 +806,7 @@ int main(void)
 		cmocka_unit_test(test_known_levels),
 		cmocka_unit_test(test_web_visits_counted),
 		cmocka_unit_test(test_web_supply),
+		cmocka_unit_test(test_web_supply_fed),
 		cmocka_unit_test(test_twin_arrows),
 		cmocka_unit_test(test_state_budget),
 		cmocka_unit_test(test_bad_level),

@@ -1484,6 +1484,7 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs
 typedef struct cone_step {
 	uint8_t cell, way, pre, edge; /* edge: pre lies past the cone's depth */
 	uint32_t live;
+	uint32_t feed; /* the live slots of the step into pre moving `way` (0: none) */
 } cone_step;
 
 struct cone {
@@ -1525,7 +1526,7 @@ static const struct cone *cone_of(solver *sv, int w)
 				continue;
 			bool edge = depth[c] + 1 >= CONE_DEPTH;
 			k->step[k->n++] = (cone_step){ (uint8_t)c, (uint8_t)d, (uint8_t)p, (uint8_t)edge,
-						      live[d] };
+						      live[d], 0 };
 			if (!edge && !((seen >> p) & 1u)) {
 				seen |= UINT64_C(1) << p;
 				depth[p] = (uint8_t)(depth[c] + 1);
@@ -1533,6 +1534,10 @@ static const struct cone *cone_of(solver *sv, int w)
 			}
 		}
 	}
+	for (int i = 0; i < k->n; i++) /* (the cone holds at most one step per cell and way) */
+		for (int j = 0; j < k->n; j++)
+			if (k->step[j].cell == k->step[i].pre && k->step[j].way == k->step[i].way)
+				k->step[i].feed = k->step[j].live;
 	sv->cone[w] = k;
 	return k;
 }
@@ -1556,9 +1561,18 @@ static const struct cone *cone_of(solver *sv, int w)
  * came into p from c (or stands on p having left c) cannot step straight
  * back into c. The entries into p are bounded the same way, and so on
  * back, CONE_DEPTH steps (past them any supply): N[c][d] <= sum over slots
- * of min(uses, [p held] + sum over d' of N[p][d']). Its least solution,
+ * of min(uses, [p held] + sum over d' of N[p][d']). One slot's uses count
+ * one less where that slot alone brings machines onto p (its line runs
+ * on into p the same way, no other slot makes that step) and nothing else
+ * can (no machine there, no entry the other ways): the machine its first
+ * step into c takes was brought onto p by an earlier tap of the same slot,
+ * which stepped nobody into c (on seed 51's third hardest candidate, a
+ * web's only second way in is down a column from a cell only that
+ * column's one use feeds: 6 928 -> 2 189 states). Its least solution,
  * worked out upwards from 0, is at least the true count (by induction over
- * the taps: the entries made up to tap t are within the t-th iterate).
+ * the taps: the entries made up to tap t are within the t-th iterate; the
+ * use less is taken only where the iterate, which bounds the entries made
+ * up to tap t - 1 from above, has no machine on p but by that slot).
  * Only machines that count for w (sv->counters) are seeded, and only cells
  * one of them may enter can be entered; other machines, blocking,
  * freezing and the order of taps are left out, so it only overcounts and
@@ -1609,9 +1623,14 @@ static bool webs_short(solver *sv, const dig_state *s)
 				int sup = st->edge ? 255 : T[p] - (ns ? N[p][(d + 2) & 3] : 0);
 				if (((held >> p) & 1u) && !(ns && left[p] == c))
 					sup++;
+				/* Nothing but the step's own way onto p (no machine
+				 * there, no other way in): see above. */
+				bool fed_only = !st->edge && sup <= N[p][d];
 				int v = 0;
 				for (uint32_t b = st->live; b; b &= b - 1) {
 					int u = cap[__builtin_ctz(b)];
+					if (fed_only && st->feed == (b & -b) && u > 0)
+						u--;
 					v += u < sup ? u : sup;
 				}
 				if (v > N[c][d]) {
