@@ -644,6 +644,46 @@ static void test_web_supply_fed(void **state)
 			 3);
 }
 
+/*
+ * Gifts within reach (relax_of): the gold at the top of column 1 is three
+ * steps up that column from its bottom row; machine 0 can get into the
+ * column (up column 0, right along row 2) but the column's arrow has one
+ * use, and the treasure under it that would give a second is out of every
+ * machine's reach (no arrow steps into the bottom row's middle). Counting
+ * the gift as given, every bound let the start through (four states
+ * expanded; the nearest bound still does); counted only within reach, the
+ * start is dead before any state is expanded, as brute force agrees. With a way into the treasure
+ * (row 3's arrow) and a second use up column 1, every bound finds the same
+ * optimum as brute force.
+ */
+static void test_gift_out_of_reach(void **state)
+{
+	(void)state;
+	dig_level lv;
+	sf_err err;
+	assert_int_equal(dig_picture(". $ ./. . ./. . ./@0 t8 .", 0, 9, &lv), 0);
+	assert_int_equal(dig_arrows(&lv, "B0=1 L2=1 B1=1"), 0);
+	assert_int_equal(dig_level_check(&lv, &err), 0);
+	static const dig_bound every[] = { DIG_BOUND_USES, DIG_BOUND_ASSIGN, DIG_BOUND_PAIRS,
+					   DIG_BOUND_ROUTES };
+	dig_solve_result res;
+	for (size_t i = 0; i < sizeof every / sizeof every[0]; i++) {
+		assert_int_equal(dig_solve_with(&lv, NULL, 100000, every[i], &res, &err), 0);
+		assert_int_equal(res.status, DIG_UNSOLVABLE);
+		assert_int_equal(res.states, 0);
+	}
+	/* The nearest bound, the first solver's, still counts every gift. */
+	assert_int_equal(dig_solve_with(&lv, NULL, 100000, DIG_BOUND_NEAREST, &res, &err), 0);
+	assert_int_equal(res.status, DIG_UNSOLVABLE);
+	assert_true(res.states > 0);
+	assert_int_equal(brute_force(&lv, 1000000), NO_WIN);
+	assert_int_equal(dig_arrows(&lv, "L3=1 B1=2"), 0);
+	solve_both(&lv, 100000, &res, 0);
+	assert_int_equal(res.status, DIG_SOLVED);
+	assert_replays(&lv, &res);
+	assert_int_equal(brute_force(&lv, 1000000), res.turns);
+}
+
 /* The 4x2 level `pic` (no uses but `arrows`, 6 turns, any_direction),
  * solved by every bound in 3 taps that replay. */
 static void solve_twins(const char *pic, const char *arrows, int i, dig_level *lv,
@@ -807,6 +847,7 @@ int main(void)
 		cmocka_unit_test(test_web_visits_counted),
 		cmocka_unit_test(test_web_supply),
 		cmocka_unit_test(test_web_supply_fed),
+		cmocka_unit_test(test_gift_out_of_reach),
 		cmocka_unit_test(test_twin_arrows),
 		cmocka_unit_test(test_state_budget),
 		cmocka_unit_test(test_bad_level),

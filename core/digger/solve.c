@@ -167,6 +167,7 @@ typedef struct relax {
 	uint64_t can[4]; /* cells a machine can leave in direction d */
 	int limit;       /* taps available at most: turns (with gifts) and uses */
 	int way[4];      /* taps available each way at most: uses (with gifts) */
+	uint64_t gifts;  /* the gift cells counted: unspent, and within reach */
 } relax;
 
 /* The level's key layout and what its terrain can give, then the search. */
@@ -605,11 +606,43 @@ static uint64_t shift(const solver *sv, uint64_t from, int dir)
 	}
 }
 
+/* The cells reachable from `from` in one more relaxed step, and from. */
+static uint64_t step_all(const solver *sv, const relax *rx, uint64_t from)
+{
+	uint64_t next = from;
+	for (int d = 0; d < 4; d++)
+		next |= shift(sv, from & rx->can[d], d);
+	return next;
+}
+
+/* The gift cells of `s` not spent yet (all of them, reachable or not). */
+static uint64_t gifts_unspent(const solver *sv, const dig_state *s)
+{
+	uint64_t g = 0;
+	for (int i = 0; i < sv->ngift; i++) {
+		int c = sv->gift_cell[i];
+		if (!(sv->one_shot[c] && ((s->spent >> c) & 1u)))
+			g |= UINT64_C(1) << c;
+	}
+	return g;
+}
+
 /*
  * The relaxed moves of `s`: a machine may step in direction d from the
  * cells some usable arrow pointing d acts on, counting arrows that unspent
  * cells can still give; limit is the fewer of the turns and the arrow uses
  * left, gifts included. false when no tap is possible (no turns).
+ *
+ * A cell gives only to a machine that steps into it, so its gift counts
+ * only when some machine can reach it by relaxed moves (the machines'
+ * cells count as reached), the moves widened by each gift counted so far,
+ * from none (rx->gifts; a least fixpoint, so every cell a play can step
+ * into is counted: by induction over the play's taps, each is made with
+ * uses left or given by cells entered before). Issue 16: on the slowest
+ * hardest proofs most dead states lack a gold or a web's visit that only
+ * a gift out of every machine's reach could make; counted as given, the
+ * bounds saw it within reach (docs/digger.md, "Gifts within reach").
+ * The nearest bound, kept as the first solver's, counts every gift.
  */
 static bool relax_of(const solver *sv, const dig_state *s, relax *rx)
 {
@@ -625,29 +658,36 @@ static bool relax_of(const solver *sv, const dig_state *s, relax *rx)
 		if (u)
 			rx->can[d] |= sv->line[slot];
 	}
-	for (int i = 0; i < sv->ngift; i++) {
-		int c = sv->gift_cell[i];
-		if (sv->one_shot[c] && ((s->spent >> c) & 1u))
+	uint64_t left = gifts_unspent(sv, s), reached = 0;
+	for (int m = 0; m < sv->machines; m++)
+		reached |= UINT64_C(1) << s->pos[m];
+	if (sv->which == DIG_BOUND_NEAREST)
+		reached = sv->grid; /* the first solver's: every gift counted */
+	rx->gifts = 0;
+	while (left) { /* (a breadth-first search that stops once every gift is in) */
+		uint64_t got = left & reached;
+		if (!got) {
+			uint64_t next = step_all(sv, rx, reached);
+			if (next == reached)
+				break;
+			reached = next;
 			continue;
-		turns += sv->gain[c];
-		for (uint32_t b = sv->gives[c]; b; b &= b - 1) {
-			int slot = __builtin_ctz(b), d = sv->dir_of[slot];
-			uses++;
-			rx->way[d]++;
-			rx->can[d] |= sv->line[slot];
+		}
+		left &= ~got;
+		rx->gifts |= got;
+		for (; got; got &= got - 1) {
+			int c = __builtin_ctzll(got);
+			turns += sv->gain[c];
+			for (uint32_t b = sv->gives[c]; b; b &= b - 1) {
+				int slot = __builtin_ctz(b), d = sv->dir_of[slot];
+				uses++;
+				rx->way[d]++;
+				rx->can[d] |= sv->line[slot];
+			}
 		}
 	}
 	rx->limit = turns < uses ? turns : uses;
 	return true;
-}
-
-/* The cells reachable from `from` in one more relaxed step, and from. */
-static uint64_t step_all(const solver *sv, const relax *rx, uint64_t from)
-{
-	uint64_t next = from;
-	for (int d = 0; d < 4; d++)
-		next |= shift(sv, from & rx->can[d], d);
-	return next;
 }
 
 /*
@@ -1337,19 +1377,16 @@ static int lone_find(solver *sv, lone_goal *lg, int at)
 	return 0;
 }
 
-/* The uses of every live slot in `s`, what unspent cells can still give
- * counted as given. */
-static void uses_given(const solver *sv, const dig_state *s, uint8_t *uses)
+/* The uses of every live slot in `s`, what the cells `gifts` (unspent:
+ * relax_of's rx->gifts, those within reach) can still give counted as
+ * given. */
+static void uses_given(const solver *sv, const dig_state *s, uint64_t gifts, uint8_t *uses)
 {
 	for (int i = 0; i < sv->nlive; i++)
 		uses[i] = s->uses[sv->live_slot[i]];
-	for (int i = 0; i < sv->ngift; i++) {
-		int c = sv->gift_cell[i];
-		if (sv->one_shot[c] && ((s->spent >> c) & 1u))
-			continue;
-		for (uint32_t b = sv->gives[c]; b; b &= b - 1) /* (every slot given is live) */
-			uses[sv->live_of[__builtin_ctz(b)]]++;
-	}
+	for (; gifts; gifts &= gifts - 1)
+		for (uint32_t b = sv->gives[__builtin_ctzll(gifts)]; b; b &= b - 1)
+			uses[sv->live_of[__builtin_ctz(b)]]++; /* (every slot given is live) */
 }
 
 /* lone_find from machine m's cell and way in (came), with `uses` left. */
@@ -1415,7 +1452,7 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs
 	if (set < 0 || (!sv->lone && !(sv->lone = calloc(1, sizeof *sv->lone))))
 		return false;
 	uint8_t uses[DIG_MAX_ARROWS];
-	uses_given(sv, s, uses);
+	uses_given(sv, s, rx->gifts, uses);
 	int came[DIG_MAX_MACHINES];
 	const uint8_t *row[DIG_MAX_MACHINES];
 	for (int m = 0; m < sv->machines; m++) {
@@ -1580,7 +1617,7 @@ static const struct cone *cone_of(solver *sv, int w)
  * its need (most states), and after CONE_PASSES passes without settling
  * (uses in the hundreds) says "not short".
  */
-static bool webs_short(solver *sv, const dig_state *s)
+static bool webs_short(solver *sv, const dig_state *s, const relax *rx)
 {
 	uint8_t cap[DIG_MAX_ARROWS];
 	bool capped = false;
@@ -1593,7 +1630,7 @@ static bool webs_short(solver *sv, const dig_state *s)
 		if (!k)
 			return false;
 		if (!capped) {
-			uses_given(sv, s, cap);
+			uses_given(sv, s, rx->gifts, cap);
 			capped = true;
 		}
 		uint8_t who = sv->counters[sv->gold_index[w]];
@@ -1659,13 +1696,13 @@ static bool webs_short(solver *sv, const dig_state *s)
  * dead states (docs/digger.md, "A web's doorstep, counted"). `expanded`:
  * the states the search has expanded so far.
  */
-static bool webs_asked_on(solver *sv, const dig_state *s, uint64_t expanded)
+static bool webs_asked_on(solver *sv, const dig_state *s, const relax *rx, uint64_t expanded)
 {
 	if (!sv->webs_gated)
-		return webs_short(sv, s);
+		return webs_short(sv, s, rx);
 	if (sv->webs_off || expanded < WEBS_AFTER)
 		return false;
-	bool dead = webs_short(sv, s);
+	bool dead = webs_short(sv, s, rx);
 	sv->webs_dead += dead;
 	if (++sv->webs_asked == WEBS_WINDOW) {
 		sv->webs_off = sv->webs_dead * WEBS_RATE < WEBS_WINDOW;
@@ -2125,7 +2162,7 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 		if (sv->no_lists || !(w = sv->walks0 = walks_new(sv, LIST_VECS)))
 			return NULL;
 		w->node_max = LIST_NODES;
-		uses_given(sv, &sv->from, w->cap);
+		uses_given(sv, &sv->from, sv->rx0.gifts, w->cap);
 		w->n = 0;
 		for (uint64_t g = sv->from.gold; g; g &= g - 1) {
 			int gi = sv->gold_index[__builtin_ctzll(g)];
@@ -2325,7 +2362,7 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 		return lo; /* walk depths and uses spent are bytes below 128 */
 	struct walks *w = sv->walks;
 	sv->uses_live = false;
-	uses_given(sv, s, w->cap);
+	uses_given(sv, s, rx->gifts, w->cap);
 	w->cap0 = w->cap1 = 0;
 	for (int i = 0; i < sv->nlive; i++) {
 		if (w->cap[i] > WALK_LONGEST)     /* no walk is longer; spends_more */
@@ -2748,7 +2785,7 @@ static int bound_route(solver *sv, const dig_state *s, const relax *rx, int lo)
 		r->machines = sv->machines;
 	}
 	struct routes *r = sv->routes;
-	uses_given(sv, s, r->cap);
+	uses_given(sv, s, rx->gifts, r->cap);
 	r->all = 0;
 	r->nweb = 0;
 	memset(r->web_idx, -1, sizeof r->web_idx);
@@ -2847,7 +2884,7 @@ static bool uses_to_spare(const solver *sv)
 	if (!relax_of(sv, &sv->from, &rx))
 		return false;
 	uint8_t cap[DIG_MAX_ARROWS];
-	uses_given(sv, &sv->from, cap);
+	uses_given(sv, &sv->from, rx.gifts, cap);
 	int total = 0;
 	for (int i = 0; i < sv->nlive; i++)
 		total += cap[i];
@@ -3266,7 +3303,7 @@ static int solve_level(const dig_level *lv, const dig_state *from, uint64_t max_
 				 * asked. */
 				if (!rx_ok && !(rx_ok = relax_of(&sv, &s, &rx)))
 					continue;
-				if (webs_asked_on(&sv, &s, out->states) ||
+				if (webs_asked_on(&sv, &s, &rx, out->states) ||
 				    lone_dead(&sv, &s, &rx, (sv.flags[n] & LIVE) != 0))
 					continue;
 			}
