@@ -642,9 +642,11 @@ static uint64_t gifts_unspent(const solver *sv, const dig_state *s)
  * hardest proofs most dead states lack a gold or a web's visit that only
  * a gift out of every machine's reach could make; counted as given, the
  * bounds saw it within reach (docs/digger.md, "Gifts within reach").
- * The nearest bound, kept as the first solver's, counts every gift.
+ * Without `reach` (the nearest bound a state is offered with, most of
+ * which are never expanded) and with the nearest bound, kept as the first
+ * solver's, every gift counts.
  */
-static bool relax_of(const solver *sv, const dig_state *s, relax *rx)
+static bool relax_of(const solver *sv, const dig_state *s, bool reach, relax *rx)
 {
 	if (s->turns_left <= 0)
 		return false; /* no tap is valid, so nothing more can be given either */
@@ -661,8 +663,8 @@ static bool relax_of(const solver *sv, const dig_state *s, relax *rx)
 	uint64_t left = gifts_unspent(sv, s), reached = 0;
 	for (int m = 0; m < sv->machines; m++)
 		reached |= UINT64_C(1) << s->pos[m];
-	if (sv->which == DIG_BOUND_NEAREST)
-		reached = sv->grid; /* the first solver's: every gift counted */
+	if (!reach || sv->which == DIG_BOUND_NEAREST)
+		reached = sv->grid; /* every gift counted */
 	rx->gifts = 0;
 	while (left) { /* (a breadth-first search that stops once every gift is in) */
 		uint64_t got = left & reached;
@@ -2158,7 +2160,7 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 		for (int i = 0; i < sv->ngift; i++)
 			sv->no_lists |= !sv->one_shot[sv->gift_cell[i]];
 		/* (A first state with no turns bounds nothing: no tap is valid.) */
-		sv->no_lists |= !relax_of(sv, &sv->from, &sv->rx0);
+		sv->no_lists |= !relax_of(sv, &sv->from, true, &sv->rx0);
 		if (sv->no_lists || !(w = sv->walks0 = walks_new(sv, LIST_VECS)))
 			return NULL;
 		w->node_max = LIST_NODES;
@@ -2881,7 +2883,7 @@ static int bound_route(solver *sv, const dig_state *s, const relax *rx, int lo)
 static bool uses_to_spare(const solver *sv)
 {
 	relax rx;
-	if (!relax_of(sv, &sv->from, &rx))
+	if (!relax_of(sv, &sv->from, true, &rx))
 		return false;
 	uint8_t cap[DIG_MAX_ARROWS];
 	uses_given(sv, &sv->from, rx.gifts, cap);
@@ -2911,7 +2913,7 @@ static int bound(solver *sv, const dig_state *s, bool full, int least)
 	if (s->gold == 0)
 		return 0;
 	relax rx;
-	if (!relax_of(sv, s, &rx))
+	if (!relax_of(sv, s, full, &rx))
 		return -1;
 	int far = bound_nearest(sv, s, &rx);
 	if (far < 0 || !full || !assign_asked(sv))
@@ -3271,7 +3273,7 @@ static int solve_level(const dig_level *lv, const dig_state *from, uint64_t max_
 				 * slowest hardest proofs 10 to 58 % of the refined
 				 * states never get this far. */
 				sv.flags[n] |= USES_KNOWN;
-				rx_ok = relax_of(&sv, &s, &rx);
+				rx_ok = relax_of(&sv, &s, true, &rx);
 				int b = rx_ok ? bound_uses(&sv, &s, &rx, f - g) : -1;
 				if (b >= 0 && b <= f - g && sv.which == DIG_BOUND_ROUTES)
 					b = bound_route(&sv, &s, &rx,
@@ -3301,7 +3303,7 @@ static int solve_level(const dig_level *lv, const dig_state *from, uint64_t max_
 				 * lone_find had taken 7 % of the time, for no
 				 * state); only its webs that need more visits are
 				 * asked. */
-				if (!rx_ok && !(rx_ok = relax_of(&sv, &s, &rx)))
+				if (!rx_ok && !(rx_ok = relax_of(&sv, &s, true, &rx)))
 					continue;
 				if (webs_asked_on(&sv, &s, &rx, out->states) ||
 				    lone_dead(&sv, &s, &rx, (sv.flags[n] & LIVE) != 0))
