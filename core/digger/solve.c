@@ -641,7 +641,8 @@ static uint64_t gifts_unspent(const solver *sv, const dig_state *s)
  * uses left or given by cells entered before). Issue 16: on the slowest
  * hardest proofs most dead states lack a gold or a web's visit that only
  * a gift out of every machine's reach could make; counted as given, the
- * bounds saw it within reach (docs/digger.md, "Gifts within reach").
+ * bounds saw it within reach (docs/digger.md, "A slot's own feed, and
+ * gifts within reach").
  * Without `reach` (the nearest bound a state is offered with, most of
  * which are never expanded) and with the nearest bound, kept as the first
  * solver's, every gift counts.
@@ -1594,30 +1595,30 @@ static const struct cone *cone_of(solver *sv, int w)
  * the cell the machine comes from (the pre cell) while a machine that
  * counts stands there. So the steps into a cell c moving d, over the rest
  * of the play, are at most the sum over the slots making that step of the
- * lesser of their uses left (gifts counted as given) and the times a
- * machine stands on the pre cell p: the one there now, plus each machine
- * that steps into p later, once per entry; under no_shuffle a machine that
- * came into p from c (or stands on p having left c) cannot step straight
- * back into c. The entries into p are bounded the same way, and so on
- * back, CONE_DEPTH steps (past them any supply): N[c][d] <= sum over slots
- * of min(uses, [p held] + sum over d' of N[p][d']). One slot's uses count
- * one less where that slot alone brings machines onto p (its line runs
- * on into p the same way, no other slot makes that step) and nothing else
- * can (no machine there, no entry the other ways): the machine its first
- * step into c takes was brought onto p by an earlier tap of the same slot,
- * which stepped nobody into c (on seed 51's third hardest candidate, a
- * web's only second way in is down a column from a cell only that
- * column's one use feeds: 6 928 -> 2 189 states). Its least solution,
+ * lesser of their uses left (the gifts within reach, rx, counted as given)
+ * and the times a machine stands on the pre cell p: the one there now, plus
+ * each machine that steps into p later, once per entry; under no_shuffle a
+ * machine that came into p from c (or stands on p having left c) cannot
+ * step straight back into c. The entries into p are bounded the same way,
+ * and so on back, CONE_DEPTH steps (past them any supply): N[c][d] <= sum
+ * over slots of min(uses, [p held] + sum over d' of N[p][d']). One slot's
+ * uses count one less where that slot alone brings machines onto p (its
+ * line runs on into p the same way, no other slot makes that step) and
+ * nothing else can (no machine there, no entry the other ways): the machine
+ * its first step into c takes was brought onto p by an earlier tap of the
+ * same slot, which stepped nobody into c (on seed 51's third hardest
+ * candidate, a web's only second way in is down a column from a cell only
+ * that column's one use feeds: 6 928 -> 2 189 states). Its least solution,
  * worked out upwards from 0, is at least the true count (by induction over
  * the taps: the entries made up to tap t are within the t-th iterate; the
  * use less is taken only where the iterate, which bounds the entries made
- * up to tap t - 1 from above, has no machine on p but by that slot).
- * Only machines that count for w (sv->counters) are seeded, and only cells
- * one of them may enter can be entered; other machines, blocking,
- * freezing and the order of taps are left out, so it only overcounts and
- * a web it calls short is short. It stops as soon as w's count reaches
- * its need (most states), and after CONE_PASSES passes without settling
- * (uses in the hundreds) says "not short".
+ * up to tap t - 1 from above, has no machine on p but by that slot). Only
+ * machines that count for w (sv->counters) are seeded, and only cells one
+ * of them may enter can be entered; other machines, blocking, freezing and
+ * the order of taps are left out, so it only overcounts and a web it calls
+ * short is short. It stops as soon as w's count reaches its need (most
+ * states), and after CONE_PASSES passes without settling (uses in the
+ * hundreds) says "not short".
  */
 static bool webs_short(solver *sv, const dig_state *s, const relax *rx)
 {
