@@ -652,9 +652,9 @@ static void test_web_supply_fed(void **state)
  * machine's reach (no arrow steps into the bottom row's middle). Counting
  * the gift as given, every bound let the start through (four states
  * expanded; the nearest bound still does); counted only within reach, the
- * start is dead before any state is expanded, as brute force agrees. With a way into the treasure
- * (row 3's arrow) and a second use up column 1, every bound finds the same
- * optimum as brute force.
+ * start is dead before any state is expanded, as brute force agrees. With
+ * a way into the treasure (row 3's arrow) and a second use up column 1,
+ * every bound finds the same optimum as brute force.
  */
 static void test_gift_out_of_reach(void **state)
 {
