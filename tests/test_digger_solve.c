@@ -578,11 +578,13 @@ static void test_web_visits_counted(void **state)
 }
 
 /* The level `pic` (no uses but `arrows`, 9 turns, plain rules) is dead
- * before any state is expanded when every state is asked the web supply
- * test (the assignment bound), the default search finds no win either,
- * and brute force agrees; then, with the arrows `more` too, every bound
- * wins in as many taps as brute force finds, which are returned. */
-static int web_short_then_wins(const char *pic, const char *arrows, const char *more, int i)
+ * before any state is expanded when every state is asked the tests the
+ * default search asks only in long ones (the web supply test and the sole
+ * collector's walk: with the assignment bound), the default search finds
+ * no win either, and brute force agrees; then, with the arrows `more`
+ * too, every bound wins in as many taps as brute force finds, which are
+ * returned. */
+static int dead_then_wins(const char *pic, const char *arrows, const char *more, int i)
 {
 	dig_level lv;
 	sf_err err;
@@ -620,7 +622,7 @@ static int web_short_then_wins(const char *pic, const char *arrows, const char *
 static void test_web_supply(void **state)
 {
 	(void)state;
-	web_short_then_wins(". w2$ ./@0 . ./@1 . .", "L1=1 B0=1 B1=2", "L1=2 R0=1", 0);
+	dead_then_wins(". w2$ ./@0 . ./@1 . .", "L1=1 B0=1 B1=2", "L1=2 R0=1", 0);
 }
 
 /*
@@ -639,7 +641,7 @@ static void test_web_supply(void **state)
 static void test_web_supply_fed(void **state)
 {
 	(void)state;
-	assert_int_equal(web_short_then_wins("@0 w2$ ./. . ./. @1 .", "L0=1 R2=1 B0=2 B1=1",
+	assert_int_equal(dead_then_wins("@0 w2$ ./. . ./. @1 .", "L0=1 R2=1 B0=2 B1=1",
 					     "B1=2 L0=2", 1),
 			 3);
 }
@@ -682,6 +684,24 @@ static void test_gift_out_of_reach(void **state)
 	assert_int_equal(res.status, DIG_SOLVED);
 	assert_replays(&lv, &res);
 	assert_int_equal(brute_force(&lv, 1000000), res.turns);
+}
+
+/*
+ * The sole collector's walk (sole_dead): one machine between two gold on
+ * row 0, one use on each of the row's arrows and five up column 0, where
+ * they move nobody. Each gold alone is one tap away, so the lone-machine
+ * test and the uses bound let the start through, and the assignment bound
+ * too (three relaxed steps reach both, within the seven uses); but the
+ * machine alone can collect them, and one walk into both spends one of
+ * the row's arrows twice. Asked of every state (the assignment bound), the
+ * start is dead before any state is expanded (the default asks it only in
+ * long searches); brute force agrees. With a second use on the
+ * right-pointing arrow every bound wins in brute force's three taps.
+ */
+static void test_sole_collector(void **state)
+{
+	(void)state;
+	assert_int_equal(dead_then_wins("$ @0 $/. . .", "L0=1 R0=1 B0=5", "L0=2", 0), 3);
 }
 
 /* The 4x2 level `pic` (no uses but `arrows`, 6 turns, any_direction),
@@ -848,6 +868,7 @@ int main(void)
 		cmocka_unit_test(test_web_supply),
 		cmocka_unit_test(test_web_supply_fed),
 		cmocka_unit_test(test_gift_out_of_reach),
+		cmocka_unit_test(test_sole_collector),
 		cmocka_unit_test(test_twin_arrows),
 		cmocka_unit_test(test_state_budget),
 		cmocka_unit_test(test_bad_level),

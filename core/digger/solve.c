@@ -73,7 +73,10 @@
  * joined by the web supply test (webs_short): a web that needs more visits
  * than the machines can be brought to its doorstep for, the uses of the
  * slots along the way counted (most states expanded in the slowest hardest
- * proofs cannot win; on some levels a web is why).
+ * proofs cannot win; on some levels a web is why); and by the sole
+ * collector's walk (sole_dead): the gold only one machine can collect
+ * must all lie on one walk of that machine's, uses counted. The default
+ * asks those two only in long searches, while they pay (asked_on).
  * docs/digger.md has what each part bought on hardest levels and why the
  * bounds stay below the optimum.
  *
@@ -240,6 +243,10 @@ typedef struct solver {
 
 	bool assign_on; /* DIG_BOUND_USES: the assignment bound asked too (a long search) */
 	bool uses_live; /* bound_uses' last answer found every gold a walk */
+	/* per gold index, the machines with a walk into it that bound_uses
+	 * found for the state being expanded (walks->who), when it listed
+	 * walks as long as rx->limit; NULL when not known (sole_dead) */
+	const uint8_t *who;
 	int no_walk;    /* the gold index bound_uses last found no walk for */
 	/* the lone-machine test (lone_dead) */
 	uint64_t enter[DIG_MAX_MACHINES]; /* cells machine m may step into (can_enter) */
@@ -256,9 +263,13 @@ typedef struct solver {
 	/* the web supply test (webs_short): per web cell, its cone (built on
 	 * first use); whether the search asks it only when it pays */
 	struct cone *cone[DIG_MAX_CELLS];
-	bool webs_gated;           /* the default search (webs_asked_on) */
-	int webs_asked, webs_dead; /* in the current window */
-	bool webs_off;             /* the test stopped paying in this search */
+	/* whether the search asks webs_short and sole_dead only when they pay
+	 * (the default search; asked_on), and how each is doing */
+	bool gated;
+	struct gate {
+		int asked, dead; /* in the current window */
+		bool off;        /* the test stopped paying in this search */
+	} webs_gate, sole_gate;
 	struct walks *walks; /* the uses bound's, allocated on first use */
 	struct routes *routes;   /* the route bound's, allocated on first use */
 	struct walks *walks0;    /* walk_list_of's: the walks from the search's first state */
@@ -843,9 +854,9 @@ static int moves_of(solver *sv, const relax *rx)
 
 /* Set i's gold-to-gold matrix (row a = distances from gold a, any first
  * step; rx the set's moves), worked out on first use: only the assignment
- * bound reads it, and the default search asks that bound only in long
- * searches (on the 20 slowest hardest proofs the matrices had taken 3 %
- * of the instructions). */
+ * bound and sole_dead read it, and the default search asks them only in
+ * long searches (on the 20 slowest hardest proofs the matrices had taken
+ * 3 % of the instructions). */
 static const uint8_t *pairs_of(solver *sv, const relax *rx, int i)
 {
 	uint8_t *m = sv->dist + (size_t)i * sv->dist_size;
@@ -1297,11 +1308,17 @@ static void next_stamp(uint32_t *stamp, uint32_t *head, size_t size)
 	}
 }
 
-/* One search of lone_find: machine m towards gold gi, under the relaxed
- * distances of set `set`, for `need` steps into its cell (a web's gold
- * counts on a later visit); `most`: the most steps in that any walk made. */
+#define SOLE_GOLD 8 /* gold one walk of sole_dead's must enter, at most */
+
+/* One search of lone_find: machine m towards gold gi (cell goal), under
+ * the relaxed distances of set `set`, for `need` steps into its cell (a
+ * web's gold counts on a later visit); `most`: the most steps in that any
+ * walk made. With k >= 2 gold (sole_dead), into each of the cells
+ * goal[0..k) once instead, nodes' visits a bit per gold entered; `apart`:
+ * the fewest relaxed steps from one of them to another. */
 typedef struct lone_goal {
-	int m, gi, goal, set, limit, need, most;
+	int m, set, limit, need, most, k, apart;
+	int gi[SOLE_GOLD], goal[SOLE_GOLD];
 	const relax *rx;
 } lone_goal;
 
@@ -1314,9 +1331,42 @@ static bool covers(const uint8_t *a, const uint8_t *b, int n)
 	return true;
 }
 
+/* The visits of a lone_find node that steps from node p into `cell`: one
+ * more if it is the goal, or (k >= 2) the bit of the gold there. */
+static int visits_after(const lone_goal *lg, const lone_node *p, int cell)
+{
+	if (lg->k < 2)
+		return p->visits + (cell == lg->goal[0]);
+	int v = p->visits;
+	for (int i = 0; i < lg->k; i++)
+		v |= (cell == lg->goal[i]) << i;
+	return v;
+}
+
+/* Does a lone_find node with visits a count at least as far as one with
+ * visits b? */
+static bool visits_cover(const lone_goal *lg, int a, int b)
+{
+	return lg->k < 2 ? a >= b : (a & b) == b;
+}
+
+/* The fewest relaxed steps left, from a node at a cell whose distances
+ * are `row` with visits v, before lg's k >= 2 gold are all entered: to
+ * the nearest not entered yet, then `apart` on to each other one. */
+static int steps_to_all(const lone_goal *lg, const uint8_t *row, int v)
+{
+	int near = FAR, left = 0;
+	for (int i = 0; i < lg->k; i++)
+		if (!((v >> i) & 1)) {
+			left++;
+			near = row[lg->gi[i]] < near ? row[lg->gi[i]] : near;
+		}
+	return near + (left - 1) * lg->apart;
+}
+
 /* Depth-first from node `at`: 1 when the machine can step into the goal
- * lg->need times, 0 when not (lg->most: the most it can), -1 when the
- * search outgrew LONE_NODES. */
+ * lg->need times (k >= 2: into each of its gold), 0 when not (lg->most:
+ * the most it can), -1 when the search outgrew LONE_NODES. */
 static int lone_find(solver *sv, lone_goal *lg, int at)
 {
 	struct lone *ln = sv->lone;
@@ -1331,7 +1381,16 @@ static int lone_find(solver *sv, lone_goal *lg, int at)
 		    (p->came >= 0 && x->dir == ((p->came + 2) & 3)))
 			continue;
 		int d = 0;
-		if (x->to == lg->goal) {
+		if (lg->k >= 2) {
+			int v = visits_after(lg, p, x->to);
+			if (v == (1 << lg->k) - 1)
+				return 1;
+			d = steps_to_all(lg, row_of(sv, lg->rx, lg->set, x->to,
+						    no_shuffle ? x->dir : -1),
+					 v);
+			if (p->depth + 1 + d > lg->limit)
+				continue;
+		} else if (x->to == lg->goal[0]) {
 			if (p->visits + 1 >= lg->need)
 				return 1;
 			if (p->visits + 1 > lg->most)
@@ -1339,7 +1398,7 @@ static int lone_find(solver *sv, lone_goal *lg, int at)
 			if (p->depth + 3 > lg->limit)
 				continue; /* in again: a step out and one back at least */
 		} else {
-			d = row_of(sv, lg->rx, lg->set, x->to, no_shuffle ? x->dir : -1)[lg->gi];
+			d = row_of(sv, lg->rx, lg->set, x->to, no_shuffle ? x->dir : -1)[lg->gi[0]];
 			if (p->depth + 1 + d > lg->limit)
 				continue; /* relaxed distances never exceed the lone walk's */
 		}
@@ -1360,13 +1419,13 @@ static int lone_find(solver *sv, lone_goal *lg, int at)
 		q->uses[x->live]--;
 		q->depth = (uint8_t)(p->depth + 1);
 		q->came = (int8_t)(no_shuffle ? x->dir : -1);
-		q->visits = (uint8_t)(p->visits + (x->to == lg->goal));
+		q->visits = (uint8_t)visits_after(lg, p, x->to);
 		uint32_t *h = &ln->head[x->to * 5 + q->came + 1];
 		uint32_t first = (*h >> 16) == ln->stamp ? *h & 0xFFFFu : 0;
 		bool dominated = false;
 		for (uint32_t k = first; k && !dominated; k = ln->node[k - 1].next)
 			dominated = ln->node[k - 1].depth <= q->depth &&
-				    ln->node[k - 1].visits >= q->visits &&
+				    visits_cover(lg, ln->node[k - 1].visits, q->visits) &&
 				    covers(ln->node[k - 1].uses, q->uses, sv->nlive);
 		if (dominated)
 			continue;
@@ -1463,19 +1522,19 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs
 		row[m] = row_of(sv, rx, set, s->pos[m], came[m]);
 	}
 	for (uint64_t g = ask; g; g &= g - 1) {
-		lone_goal lg = {
-			.goal = __builtin_ctzll(g), .set = set, .limit = rx->limit, .need = 1, .rx = rx
-		};
-		int need = s->web_left[lg.goal] > 1 ? s->web_left[lg.goal] : 1;
-		lg.gi = sv->gold_index[lg.goal];
-		uint8_t allow = s->web_left[lg.goal] ? sv->counters[lg.gi] : 0xFF;
+		int c = __builtin_ctzll(g), gi = sv->gold_index[c];
+		lone_goal lg = { .set = set, .limit = rx->limit, .need = 1, .k = 1, .rx = rx };
+		lg.goal[0] = c;
+		lg.gi[0] = gi;
+		int need = s->web_left[c] > 1 ? s->web_left[c] : 1;
+		uint8_t allow = s->web_left[c] ? sv->counters[gi] : 0xFF;
 		uint8_t tried = 0, once = 0;
 		int r = 0, found = 0;
 		for (;;) { /* the machines that may collect it, nearest first */
 			lg.m = -1;
 			for (int m = 0; m < sv->machines; m++)
-				if (((allow & ~tried) >> m) & 1u && row[m][lg.gi] <= lg.limit &&
-				    (lg.m < 0 || row[m][lg.gi] < row[lg.m][lg.gi]))
+				if (((allow & ~tried) >> m) & 1u && row[m][gi] <= lg.limit &&
+				    (lg.m < 0 || row[m][gi] < row[lg.m][gi]))
 					lg.m = m;
 			if (lg.m < 0)
 				break;
@@ -1511,13 +1570,85 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs
 	return false;
 }
 
+/*
+ * Whether `s` cannot win because gold that only one machine can collect
+ * lies on no one walk of that machine's own (the lone test's walks: one
+ * step per tap of a live slot with a use left, the uses that unspent cells
+ * within reach can still give counted as given, into cells it may enter,
+ * never straight back under no_shuffle, at most rx->limit steps). A gold
+ * only machine m can collect is one that no other machine that may count
+ * for it reaches: within rx->limit relaxed steps, and where the uses
+ * bound has just listed the state's walks that far (sv->who), by such a
+ * walk; in a winning play m enters every such gold, all on the one walk
+ * its own moves make, so if no walk enters them all the state is dead. lone_dead asks for a walk
+ * to each gold alone and the uses bound lets each gold take its own walk:
+ * neither sees that going left to one gold and right to another spends
+ * the row's uses twice (issue 16: on the slowest hardest proof found, a
+ * rejected one of 71 171 states, 925 of 1 042 dead states sampled and
+ * solved exactly were dead for a pair of gold; with this test it took
+ * 23 973 states). Webs that need two visits or more are left to
+ * lone_dead; at most SOLE_GOLD gold per machine are asked for.
+ */
+static bool sole_dead(solver *sv, const dig_state *s, const relax *rx)
+{
+	if (rx->limit >= UINT8_MAX)
+		return false; /* node depths are bytes */
+	int set = moves_of(sv, rx);
+	if (set < 0 || (!sv->lone && !(sv->lone = calloc(1, sizeof *sv->lone))))
+		return false;
+	lone_goal lg[DIG_MAX_MACHINES];
+	int came[DIG_MAX_MACHINES];
+	const uint8_t *row[DIG_MAX_MACHINES];
+	for (int m = 0; m < sv->machines; m++) {
+		came[m] = way_in(sv, s, m);
+		row[m] = row_of(sv, rx, set, s->pos[m], came[m]);
+		lg[m] = (lone_goal){
+			.m = m, .set = set, .limit = rx->limit, .need = 1, .apart = FAR, .rx = rx
+		};
+	}
+	for (uint64_t g = s->gold; g; g &= g - 1) {
+		int c = __builtin_ctzll(g), gi = sv->gold_index[c];
+		if (s->web_left[c] > 1)
+			continue;
+		uint8_t allow = s->web_left[c] ? sv->counters[gi] : 0xFF, who = 0;
+		if (sv->who)
+			allow &= sv->who[gi];
+		for (int m = 0; m < sv->machines; m++)
+			if (((allow >> m) & 1u) && row[m][gi] <= rx->limit)
+				who |= (uint8_t)(1u << m);
+		lone_goal *o = &lg[who ? __builtin_ctz(who) : 0];
+		if (who && !(who & (who - 1)) && o->k < SOLE_GOLD) {
+			o->goal[o->k] = c;
+			o->gi[o->k++] = gi;
+		}
+	}
+	uint8_t uses[DIG_MAX_ARROWS];
+	uses_given(sv, s, rx->gifts, uses);
+	const uint8_t *pairs = NULL;
+	for (int m = 0; m < sv->machines; m++) {
+		lone_goal *o = &lg[m];
+		if (o->k < 2)
+			continue;
+		if (!pairs)
+			pairs = pairs_of(sv, rx, set);
+		for (int a = 0; a < o->k; a++)
+			for (int b = 0; b < o->k; b++)
+				if (a != b && pairs[o->gi[a] * sv->ngold + o->gi[b]] < o->apart)
+					o->apart = pairs[o->gi[a] * sv->ngold + o->gi[b]];
+		if (lone_from(sv, o, s->pos[m], came[m], uses) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* ---- the web supply test ---- */
 
 #define CONE_PASSES 64 /* passes over a web's cone, at most (then: not short) */
 #define CONE_DEPTH 4   /* steps back from a web its cone follows (past them: any supply) */
 #define WEBS_AFTER 1024 /* states a search expands before it asks webs_short */
-#define WEBS_WINDOW 256 /* asks per window; fewer than 1 in WEBS_RATE dead: never again */
-#define WEBS_RATE 25
+#define SOLE_AFTER 1024 /* states a search expands before it asks sole_dead */
+#define GATE_WINDOW 256 /* asks per window; fewer than 1 in GATE_RATE dead: never again */
+#define GATE_RATE 25
 
 /* A step of a web's cone: a machine on `pre` steps into `cell` moving
  * `way`, by a tap of one of the live slots `live`. */
@@ -1688,28 +1819,31 @@ static bool webs_short(solver *sv, const dig_state *s, const relax *rx)
 }
 
 /*
- * webs_short as the search asks it. Every bound but the default asks it
- * of every state (so the oracle tests hold it to brute force on small
- * levels); the default (DIG_BOUND_USES, sv->webs_gated) asks it only in a
- * long search (WEBS_AFTER states expanded; short ones gain nothing from
- * it) and only while it pays, at least one state in WEBS_RATE called dead
- * over each window of WEBS_WINDOW asks; after a window below that, never
- * again in this search. It costs about a microsecond a state where a web
- * needs two visits or more, and on most levels another reason kills the
- * dead states (docs/digger.md, "A web's doorstep, counted"). `expanded`:
- * the states the search has expanded so far.
+ * A test of the states about to be expanded (webs_short, sole_dead) as the
+ * search asks it: every bound but the default asks it of every state (so
+ * the oracle tests hold it to brute force on small levels); the default
+ * (DIG_BOUND_USES, sv->gated) asks it only in a long search (`after`
+ * states expanded; short ones gain nothing from it) and only while it
+ * pays, at least one state in GATE_RATE called dead over each window of
+ * GATE_WINDOW asks; after a window below that, never again in this search
+ * (*gt keeps the count). webs_short costs about a microsecond a state
+ * where a web needs two visits or more, and on most levels another reason
+ * kills the dead states (docs/digger.md, "A web's doorstep, counted").
+ * `expanded`: the states the search has expanded so far.
  */
-static bool webs_asked_on(solver *sv, const dig_state *s, const relax *rx, uint64_t expanded)
+static bool asked_on(solver *sv, struct gate *gt, uint64_t after,
+		     bool (*test)(solver *, const dig_state *, const relax *), const dig_state *s,
+		     const relax *rx, uint64_t expanded)
 {
-	if (!sv->webs_gated)
-		return webs_short(sv, s, rx);
-	if (sv->webs_off || expanded < WEBS_AFTER)
+	if (!sv->gated)
+		return test(sv, s, rx);
+	if (gt->off || expanded < after)
 		return false;
-	bool dead = webs_short(sv, s, rx);
-	sv->webs_dead += dead;
-	if (++sv->webs_asked == WEBS_WINDOW) {
-		sv->webs_off = sv->webs_dead * WEBS_RATE < WEBS_WINDOW;
-		sv->webs_asked = sv->webs_dead = 0;
+	bool dead = test(sv, s, rx);
+	gt->dead += dead;
+	if (++gt->asked == GATE_WINDOW) {
+		gt->off = gt->dead * GATE_RATE < GATE_WINDOW;
+		gt->asked = gt->dead = 0;
 	}
 	return dead;
 }
@@ -1849,6 +1983,7 @@ struct walks {
 	uint32_t cap0, cap1; /* the live slots with no use left, with at most one */
 	uint8_t allow[DIG_MAX_CELLS]; /* per gold index: machines that may collect it */
 	int nvec[DIG_MAX_CELLS];      /* per gold index */
+	uint8_t who[DIG_MAX_CELLS];   /* per gold index: machines with a walk kept (0xFF: unknown) */
 	uint64_t *vec; /* per gold index (ngold of them), vec_max walks of WALK_WORDS */
 	uint32_t *sup; /* beside vec: each walk's support (SUP) */
 	int vec_max;
@@ -2242,10 +2377,11 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
  * filtering keeps a subset), so each is compared only with the walks other
  * machines brought, and none of those it drops could have ruled out a later
  * one of m's (that one would spend at least the dropper). */
-static inline void walk_list_keep(struct walks *w, const struct walk_list *e, int gi)
+static inline bool walk_list_keep(struct walks *w, const struct walk_list *e, int gi)
 {
+	bool any = false;
 	if (w->full || w->over[gi])
-		return;
+		return true;
 	int others = w->nvec[gi], end = e->first[gi + 1], limit = w->limit;
 	uint64_t short_of = w->cap0 | (uint64_t)w->cap1 << 32; /* as e->tap is laid out */
 	for (int i = e->first[gi]; i < end && e->depth[i] <= limit; i++) {
@@ -2257,10 +2393,12 @@ static inline void walk_list_keep(struct walks *w, const struct walk_list *e, in
 		const uint64_t *used = e->used + (size_t)i * WALK_WORDS;
 		if ((e->tap[i] >> 32) && !spends_more(w->cap_words, used))
 			continue;
+		any = true;
 		others -= walk_keep(w, gi, used, (uint32_t)e->tap[i], others);
 		if (w->full || w->over[gi])
-			return;
+			return true;
 	}
+	return any;
 }
 
 /*
@@ -2283,6 +2421,7 @@ static bool walks_merge(solver *sv, struct walks *w, const dig_state *s)
 	for (int j = 0; j < w->n; j++) {
 		w->nvec[w->order[j]] = 0;
 		w->over[w->order[j]] = false;
+		w->who[w->order[j]] = listed ? 0 : 0xFF;
 	}
 	if (listed) {
 		int first = (w->gold >> sv->gold_cell[sv->no_walk]) & 1u ? sv->no_walk : -1;
@@ -2291,8 +2430,10 @@ static bool walks_merge(solver *sv, struct walks *w, const dig_state *s)
 			if (gi < 0 || (j >= 0 && gi == first))
 				continue;
 			for (int m = 0; m < sv->machines && !w->full; m++)
-				if ((w->allow[gi] >> m) & 1u)
-					walk_list_keep(w, list[m], gi);
+				if ((w->allow[gi] >> m) & 1u && walk_list_keep(w, list[m], gi))
+					w->who[gi] |= (uint8_t)(1u << m);
+			if (w->over[gi])
+				w->who[gi] = 0xFF;
 			if (w->nvec[gi] == 0 && !w->full) {
 				sv->no_walk = gi;
 				return false;
@@ -3220,7 +3361,7 @@ static int solve_level(const dig_level *lv, const dig_state *from, uint64_t max_
 		return rc;
 	if (max_states > UINT32_MAX - 1)
 		max_states = UINT32_MAX - 1;
-	solver sv = { .lv = lv, .which = which, .webs_gated = which == DIG_BOUND_USES };
+	solver sv = { .lv = lv, .which = which, .gated = which == DIG_BOUND_USES };
 	layout(&sv);
 	sv.from = from ? *from : sv.start;
 	if ((which == DIG_BOUND_USES || which == DIG_BOUND_ROUTES) && uses_to_spare(&sv))
@@ -3276,6 +3417,9 @@ static int solve_level(const dig_level *lv, const dig_state *from, uint64_t max_
 				sv.flags[n] |= USES_KNOWN;
 				rx_ok = relax_of(&sv, &s, true, &rx);
 				int b = rx_ok ? bound_uses(&sv, &s, &rx, f - g) : -1;
+				sv.who = b >= 0 && sv.uses_live && sv.walks->limit == rx.limit
+						 ? sv.walks->who
+						 : NULL;
 				if (b >= 0 && b <= f - g && sv.which == DIG_BOUND_ROUTES)
 					b = bound_route(&sv, &s, &rx,
 							f - g); /* (the stronger, dearer) */
@@ -3293,21 +3437,26 @@ static int solve_level(const dig_level *lv, const dig_state *from, uint64_t max_
 				}
 			}
 			sv.flags[n] |= EXPANDED;
+			if (!rx_ok)
+				sv.who = NULL; /* (bound_uses was not asked of this state now) */
 			if (which != DIG_BOUND_NEAREST && s.gold) {
-				/* About to be expanded: first the web supply test
-				 * (webs_asked_on: the default asks it only in long
-				 * searches) and the lone-machine test (only states
-				 * that come this far pay for them). A
-				 * LIVE state passes its one-visit part: the uses
-				 * bound found each gold a walk of the same kind
-				 * within rx.limit (on the 25 slowest hardest proofs
-				 * lone_find had taken 7 % of the time, for no
-				 * state); only its webs that need more visits are
-				 * asked. */
+				/* About to be expanded: first the web supply test,
+				 * the lone-machine test and the sole collector's
+				 * walk (asked_on: the default asks the first and the
+				 * last only in long searches; only states that come
+				 * this far pay for them). A LIVE state passes the
+				 * lone test's one-visit part: the uses bound found
+				 * each gold a walk of the same kind within rx.limit
+				 * (on the 25 slowest hardest proofs lone_find had
+				 * taken 7 % of the time, for no state); only its
+				 * webs that need more visits are asked. */
 				if (!rx_ok && !(rx_ok = relax_of(&sv, &s, true, &rx)))
 					continue;
-				if (webs_asked_on(&sv, &s, &rx, out->states) ||
-				    lone_dead(&sv, &s, &rx, (sv.flags[n] & LIVE) != 0))
+				if (asked_on(&sv, &sv.webs_gate, WEBS_AFTER, webs_short, &s, &rx,
+					     out->states) ||
+				    lone_dead(&sv, &s, &rx, (sv.flags[n] & LIVE) != 0) ||
+				    asked_on(&sv, &sv.sole_gate, SOLE_AFTER, sole_dead, &s, &rx,
+					     out->states))
 					continue;
 			}
 			out->states++;
