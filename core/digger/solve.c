@@ -243,10 +243,6 @@ typedef struct solver {
 
 	bool assign_on; /* DIG_BOUND_USES: the assignment bound asked too (a long search) */
 	bool uses_live; /* bound_uses' last answer found every gold a walk */
-	/* per gold index, the machines with a walk into it that bound_uses
-	 * found for the state being expanded (walks->who), when it listed
-	 * walks as long as rx->limit; NULL when not known (sole_dead) */
-	const uint8_t *who;
 	int no_walk;    /* the gold index bound_uses last found no walk for */
 	/* the lone-machine test (lone_dead) */
 	uint64_t enter[DIG_MAX_MACHINES]; /* cells machine m may step into (can_enter) */
@@ -1570,77 +1566,6 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs
 	return false;
 }
 
-/*
- * Whether `s` cannot win because gold that only one machine can collect
- * lies on no one walk of that machine's own (the lone test's walks: one
- * step per tap of a live slot with a use left, the uses that unspent cells
- * within reach can still give counted as given, into cells it may enter,
- * never straight back under no_shuffle, at most rx->limit steps). A gold
- * only machine m can collect is one that no other machine that may count
- * for it reaches: within rx->limit relaxed steps, and where the uses
- * bound has just listed the state's walks that far (sv->who), by such a
- * walk; in a winning play m enters every such gold, all on the one walk
- * its own moves make, so if no walk enters them all the state is dead. lone_dead asks for a walk
- * to each gold alone and the uses bound lets each gold take its own walk:
- * neither sees that going left to one gold and right to another spends
- * the row's uses twice (issue 16: on the slowest hardest proof found, a
- * rejected one of 71 171 states, 925 of 1 042 dead states sampled and
- * solved exactly were dead for a pair of gold; with this test it took
- * 23 973 states). Webs that need two visits or more are left to
- * lone_dead; at most SOLE_GOLD gold per machine are asked for.
- */
-static bool sole_dead(solver *sv, const dig_state *s, const relax *rx)
-{
-	if (rx->limit >= UINT8_MAX)
-		return false; /* node depths are bytes */
-	int set = moves_of(sv, rx);
-	if (set < 0 || (!sv->lone && !(sv->lone = calloc(1, sizeof *sv->lone))))
-		return false;
-	lone_goal lg[DIG_MAX_MACHINES];
-	int came[DIG_MAX_MACHINES];
-	const uint8_t *row[DIG_MAX_MACHINES];
-	for (int m = 0; m < sv->machines; m++) {
-		came[m] = way_in(sv, s, m);
-		row[m] = row_of(sv, rx, set, s->pos[m], came[m]);
-		lg[m] = (lone_goal){
-			.m = m, .set = set, .limit = rx->limit, .need = 1, .apart = FAR, .rx = rx
-		};
-	}
-	for (uint64_t g = s->gold; g; g &= g - 1) {
-		int c = __builtin_ctzll(g), gi = sv->gold_index[c];
-		if (s->web_left[c] > 1)
-			continue;
-		uint8_t allow = s->web_left[c] ? sv->counters[gi] : 0xFF, who = 0;
-		if (sv->who)
-			allow &= sv->who[gi];
-		for (int m = 0; m < sv->machines; m++)
-			if (((allow >> m) & 1u) && row[m][gi] <= rx->limit)
-				who |= (uint8_t)(1u << m);
-		lone_goal *o = &lg[who ? __builtin_ctz(who) : 0];
-		if (who && !(who & (who - 1)) && o->k < SOLE_GOLD) {
-			o->goal[o->k] = c;
-			o->gi[o->k++] = gi;
-		}
-	}
-	uint8_t uses[DIG_MAX_ARROWS];
-	uses_given(sv, s, rx->gifts, uses);
-	const uint8_t *pairs = NULL;
-	for (int m = 0; m < sv->machines; m++) {
-		lone_goal *o = &lg[m];
-		if (o->k < 2)
-			continue;
-		if (!pairs)
-			pairs = pairs_of(sv, rx, set);
-		for (int a = 0; a < o->k; a++)
-			for (int b = 0; b < o->k; b++)
-				if (a != b && pairs[o->gi[a] * sv->ngold + o->gi[b]] < o->apart)
-					o->apart = pairs[o->gi[a] * sv->ngold + o->gi[b]];
-		if (lone_from(sv, o, s->pos[m], came[m], uses) == 0)
-			return true;
-	}
-	return false;
-}
-
 /* ---- the web supply test ---- */
 
 #define CONE_PASSES 64 /* passes over a web's cone, at most (then: not short) */
@@ -1983,7 +1908,6 @@ struct walks {
 	uint32_t cap0, cap1; /* the live slots with no use left, with at most one */
 	uint8_t allow[DIG_MAX_CELLS]; /* per gold index: machines that may collect it */
 	int nvec[DIG_MAX_CELLS];      /* per gold index */
-	uint8_t who[DIG_MAX_CELLS];   /* per gold index: machines with a walk kept (0xFF: unknown) */
 	uint64_t *vec; /* per gold index (ngold of them), vec_max walks of WALK_WORDS */
 	uint32_t *sup; /* beside vec: each walk's support (SUP) */
 	int vec_max;
@@ -2377,11 +2301,10 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
  * filtering keeps a subset), so each is compared only with the walks other
  * machines brought, and none of those it drops could have ruled out a later
  * one of m's (that one would spend at least the dropper). */
-static inline bool walk_list_keep(struct walks *w, const struct walk_list *e, int gi)
+static inline void walk_list_keep(struct walks *w, const struct walk_list *e, int gi)
 {
-	bool any = false;
 	if (w->full || w->over[gi])
-		return true;
+		return;
 	int others = w->nvec[gi], end = e->first[gi + 1], limit = w->limit;
 	uint64_t short_of = w->cap0 | (uint64_t)w->cap1 << 32; /* as e->tap is laid out */
 	for (int i = e->first[gi]; i < end && e->depth[i] <= limit; i++) {
@@ -2393,12 +2316,10 @@ static inline bool walk_list_keep(struct walks *w, const struct walk_list *e, in
 		const uint64_t *used = e->used + (size_t)i * WALK_WORDS;
 		if ((e->tap[i] >> 32) && !spends_more(w->cap_words, used))
 			continue;
-		any = true;
 		others -= walk_keep(w, gi, used, (uint32_t)e->tap[i], others);
 		if (w->full || w->over[gi])
-			return true;
+			return;
 	}
-	return any;
 }
 
 /*
@@ -2421,7 +2342,6 @@ static bool walks_merge(solver *sv, struct walks *w, const dig_state *s)
 	for (int j = 0; j < w->n; j++) {
 		w->nvec[w->order[j]] = 0;
 		w->over[w->order[j]] = false;
-		w->who[w->order[j]] = listed ? 0 : 0xFF;
 	}
 	if (listed) {
 		int first = (w->gold >> sv->gold_cell[sv->no_walk]) & 1u ? sv->no_walk : -1;
@@ -2430,10 +2350,8 @@ static bool walks_merge(solver *sv, struct walks *w, const dig_state *s)
 			if (gi < 0 || (j >= 0 && gi == first))
 				continue;
 			for (int m = 0; m < sv->machines && !w->full; m++)
-				if ((w->allow[gi] >> m) & 1u && walk_list_keep(w, list[m], gi))
-					w->who[gi] |= (uint8_t)(1u << m);
-			if (w->over[gi])
-				w->who[gi] = 0xFF;
+				if ((w->allow[gi] >> m) & 1u)
+					walk_list_keep(w, list[m], gi);
 			if (w->nvec[gi] == 0 && !w->full) {
 				sv->no_walk = gi;
 				return false;
@@ -2573,6 +2491,122 @@ static int bound_uses(solver *sv, const dig_state *s, const relax *rx, int lo)
 			return -1;
 		t = w->limit + 1;
 	}
+}
+
+/* ---- the sole collector's walk ---- */
+
+/* The machines of `who` that have a walk into gold gi from their cell
+ * and way in (s, came), within rx->limit steps and `uses` (the uses left,
+ * gifts within reach counted): those whose walk listing (walk_list_of)
+ * holds one; a machine with no listing is kept. */
+static uint8_t walked_into(solver *sv, const dig_state *s, const relax *rx, const int *came,
+			   const uint8_t *uses, int gi, uint8_t who)
+{
+	if (rx->limit > WALK_LONGEST)
+		return who; /* (walk lengths are bytes below 128) */
+	uint8_t keep = 0;
+	for (int m = 0; m < sv->machines; m++) {
+		if (!((who >> m) & 1u))
+			continue;
+		const struct walk_list *e = walk_list_of(sv, m, s->pos[m], came[m], rx->limit);
+		bool any = !e || e->full;
+		for (int i = any ? 0 : e->first[gi];
+		     !any && i < e->first[gi + 1] && e->depth[i] <= rx->limit; i++)
+			any = covers(uses, (const uint8_t *)(e->used + (size_t)i * WALK_WORDS),
+				     sv->nlive);
+		keep |= (uint8_t)(any << m);
+	}
+	return keep;
+}
+
+/*
+ * Whether `s` cannot win because gold that only one machine can collect
+ * lies on no one walk of that machine's own (the lone test's walks: one
+ * step per tap of a live slot with a use left, the uses that unspent cells
+ * within reach can still give counted as given, into cells it may enter,
+ * never straight back under no_shuffle, at most rx->limit steps). A gold
+ * only machine m can collect is one that no other machine that may count
+ * for it reaches: within rx->limit relaxed steps, and, where two or more
+ * do, by such a walk (their walk listings, the uses bound's); in a
+ * winning play m enters every such gold, all on the one walk its own
+ * moves make, so if no walk enters them all the state is dead. lone_dead asks for a walk
+ * to each gold alone and the uses bound lets each gold take its own walk:
+ * neither sees that going left to one gold and right to another spends
+ * the row's uses twice (issue 16: on the slowest hardest proof found, a
+ * rejected one of 71 171 states, 925 of 1 042 dead states sampled and
+ * solved exactly were dead for a pair of gold; with this test it took
+ * 23 973 states). Webs that need two visits or more are left to
+ * lone_dead; at most SOLE_GOLD gold per machine are asked for.
+ */
+static bool sole_dead(solver *sv, const dig_state *s, const relax *rx)
+{
+	if (rx->limit >= UINT8_MAX)
+		return false; /* node depths are bytes */
+	int set = moves_of(sv, rx);
+	if (set < 0 || (!sv->lone && !(sv->lone = calloc(1, sizeof *sv->lone))))
+		return false;
+	int came[DIG_MAX_MACHINES];
+	const uint8_t *row[DIG_MAX_MACHINES];
+	for (int m = 0; m < sv->machines; m++) {
+		came[m] = way_in(sv, s, m);
+		row[m] = row_of(sv, rx, set, s->pos[m], came[m]);
+	}
+	uint8_t who[DIG_MAX_CELLS]; /* per gold index: who may collect it */
+	uint64_t ask = 0;           /* the gold asked about */
+	for (uint64_t g = s->gold; g; g &= g - 1) {
+		int c = __builtin_ctzll(g), gi = sv->gold_index[c];
+		if (s->web_left[c] > 1)
+			continue;
+		uint8_t allow = s->web_left[c] ? sv->counters[gi] : 0xFF;
+		who[gi] = 0;
+		for (int m = 0; m < sv->machines; m++)
+			if (((allow >> m) & 1u) && row[m][gi] <= rx->limit)
+				who[gi] |= (uint8_t)(1u << m);
+		ask |= g & -g;
+	}
+	/* Where two or more reach a gold, their walks decide; the listings
+	 * may take the state's distances' place (moves_of is direct-mapped),
+	 * so the set is looked up again after them. */
+	uint8_t uses[DIG_MAX_ARROWS];
+	uses_given(sv, s, rx->gifts, uses);
+	bool listed = false;
+	for (uint64_t g = ask; g; g &= g - 1) {
+		int gi = sv->gold_index[__builtin_ctzll(g)];
+		if (who[gi] & (who[gi] - 1)) {
+			who[gi] = walked_into(sv, s, rx, came, uses, gi, who[gi]);
+			listed = true;
+		}
+	}
+	if (listed && (set = moves_of(sv, rx)) < 0)
+		return false;
+	lone_goal lg[DIG_MAX_MACHINES];
+	for (int m = 0; m < sv->machines; m++)
+		lg[m] = (lone_goal){
+			.m = m, .set = set, .limit = rx->limit, .need = 1, .apart = FAR, .rx = rx
+		};
+	for (uint64_t g = ask; g; g &= g - 1) {
+		int c = __builtin_ctzll(g), gi = sv->gold_index[c];
+		lone_goal *o = &lg[who[gi] ? __builtin_ctz(who[gi]) : 0];
+		if (who[gi] && !(who[gi] & (who[gi] - 1)) && o->k < SOLE_GOLD) {
+			o->goal[o->k] = c;
+			o->gi[o->k++] = gi;
+		}
+	}
+	const uint8_t *pairs = NULL;
+	for (int m = 0; m < sv->machines; m++) {
+		lone_goal *o = &lg[m];
+		if (o->k < 2)
+			continue;
+		if (!pairs)
+			pairs = pairs_of(sv, rx, set);
+		for (int a = 0; a < o->k; a++)
+			for (int b = 0; b < o->k; b++)
+				if (a != b && pairs[o->gi[a] * sv->ngold + o->gi[b]] < o->apart)
+					o->apart = pairs[o->gi[a] * sv->ngold + o->gi[b]];
+		if (lone_from(sv, o, s->pos[m], came[m], uses) == 0)
+			return true;
+	}
+	return false;
 }
 
 /* ---- the route bound ---- */
@@ -3417,9 +3451,6 @@ static int solve_level(const dig_level *lv, const dig_state *from, uint64_t max_
 				sv.flags[n] |= USES_KNOWN;
 				rx_ok = relax_of(&sv, &s, true, &rx);
 				int b = rx_ok ? bound_uses(&sv, &s, &rx, f - g) : -1;
-				sv.who = b >= 0 && sv.uses_live && sv.walks->limit == rx.limit
-						 ? sv.walks->who
-						 : NULL;
 				if (b >= 0 && b <= f - g && sv.which == DIG_BOUND_ROUTES)
 					b = bound_route(&sv, &s, &rx,
 							f - g); /* (the stronger, dearer) */
@@ -3437,8 +3468,6 @@ static int solve_level(const dig_level *lv, const dig_state *from, uint64_t max_
 				}
 			}
 			sv.flags[n] |= EXPANDED;
-			if (!rx_ok)
-				sv.who = NULL; /* (bound_uses was not asked of this state now) */
 			if (which != DIG_BOUND_NEAREST && s.gold) {
 				/* About to be expanded: first the web supply test,
 				 * the lone-machine test and the sole collector's
