@@ -1447,6 +1447,24 @@ static void uses_given(const solver *sv, const dig_state *s, uint64_t gifts, uin
 			uses[sv->live_of[__builtin_ctz(b)]]++; /* (every slot given is live) */
 }
 
+/* What lone_dead and sole_dead start from: each machine's way in and its
+ * relaxed distances under rx (came[], row[]); the distances' set, or -1
+ * when a search cannot run (limit past a byte, no memory). */
+static int lone_rows(solver *sv, const dig_state *s, const relax *rx, int *came,
+		     const uint8_t **row)
+{
+	if (rx->limit >= UINT8_MAX)
+		return -1; /* node depths are bytes */
+	int set = moves_of(sv, rx);
+	if (set < 0 || (!sv->lone && !(sv->lone = calloc(1, sizeof *sv->lone))))
+		return -1;
+	for (int m = 0; m < sv->machines; m++) {
+		came[m] = way_in(sv, s, m);
+		row[m] = row_of(sv, rx, set, s->pos[m], came[m]);
+	}
+	return set;
+}
+
 /* lone_find from machine m's cell and way in (came), with `uses` left. */
 static int lone_from(solver *sv, lone_goal *lg, int cell, int came, const uint8_t *uses)
 {
@@ -1497,26 +1515,18 @@ static int lone_from(solver *sv, lone_goal *lg, int cell, int came, const uint8_
  */
 static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs_only)
 {
-	if (rx->limit >= UINT8_MAX)
-		return false; /* node depths are bytes */
 	uint64_t ask = s->gold; /* the gold to ask about */
 	if (webs_only)
 		for (uint64_t g = s->gold; g; g &= g - 1)
 			if (s->web_left[__builtin_ctzll(g)] <= 1)
 				ask &= ~(g & -g);
-	if (!ask)
-		return false;
-	int set = moves_of(sv, rx);
-	if (set < 0 || (!sv->lone && !(sv->lone = calloc(1, sizeof *sv->lone))))
+	int came[DIG_MAX_MACHINES];
+	const uint8_t *row[DIG_MAX_MACHINES];
+	int set;
+	if (!ask || (set = lone_rows(sv, s, rx, came, row)) < 0)
 		return false;
 	uint8_t uses[DIG_MAX_ARROWS];
 	uses_given(sv, s, rx->gifts, uses);
-	int came[DIG_MAX_MACHINES];
-	const uint8_t *row[DIG_MAX_MACHINES];
-	for (int m = 0; m < sv->machines; m++) {
-		came[m] = way_in(sv, s, m);
-		row[m] = row_of(sv, rx, set, s->pos[m], came[m]);
-	}
 	for (uint64_t g = ask; g; g &= g - 1) {
 		int c = __builtin_ctzll(g), gi = sv->gold_index[c];
 		lone_goal lg = { .set = set, .limit = rx->limit, .need = 1, .k = 1, .rx = rx };
@@ -2509,12 +2519,16 @@ static uint8_t walked_into(solver *sv, const dig_state *s, const relax *rx, cons
 		if (!((who >> m) & 1u))
 			continue;
 		const struct walk_list *e = walk_list_of(sv, m, s->pos[m], came[m], rx->limit);
-		bool any = !e || e->full;
-		for (int i = any ? 0 : e->first[gi];
-		     !any && i < e->first[gi + 1] && e->depth[i] <= rx->limit; i++)
-			any = covers(uses, (const uint8_t *)(e->used + (size_t)i * WALK_WORDS),
-				     sv->nlive);
-		keep |= (uint8_t)(any << m);
+		if (!e || e->full) {
+			keep |= (uint8_t)(1u << m);
+			continue;
+		}
+		for (int i = e->first[gi]; i < e->first[gi + 1] && e->depth[i] <= rx->limit; i++)
+			if (covers(uses, (const uint8_t *)(e->used + (size_t)i * WALK_WORDS),
+				   sv->nlive)) {
+				keep |= (uint8_t)(1u << m);
+				break;
+			}
 	}
 	return keep;
 }
@@ -2529,28 +2543,23 @@ static uint8_t walked_into(solver *sv, const dig_state *s, const relax *rx, cons
  * for it reaches: within rx->limit relaxed steps, and, where two or more
  * do, by such a walk (their walk listings, the uses bound's); in a
  * winning play m enters every such gold, all on the one walk its own
- * moves make, so if no walk enters them all the state is dead. lone_dead asks for a walk
- * to each gold alone and the uses bound lets each gold take its own walk:
- * neither sees that going left to one gold and right to another spends
- * the row's uses twice (issue 16: on the slowest hardest proof found, a
- * rejected one of 71 171 states, 925 of 1 042 dead states sampled and
- * solved exactly were dead for a pair of gold; with this test it took
- * 23 973 states). Webs that need two visits or more are left to
- * lone_dead; at most SOLE_GOLD gold per machine are asked for.
+ * moves make, so if no walk enters them all the state is dead. lone_dead
+ * asks for a walk to each gold alone and the uses bound lets each gold
+ * take its own walk: neither sees that going left to one gold and right
+ * to another spends the row's uses twice (issue 16: on the slowest
+ * hardest proof found, a rejected one of 71 171 states, 925 of 1 042 dead
+ * states sampled and solved exactly were dead for a pair of gold; with
+ * this test it takes 13 342 states). Webs that need two visits or more
+ * are left to lone_dead; at most SOLE_GOLD gold per machine are asked
+ * for.
  */
 static bool sole_dead(solver *sv, const dig_state *s, const relax *rx)
 {
-	if (rx->limit >= UINT8_MAX)
-		return false; /* node depths are bytes */
-	int set = moves_of(sv, rx);
-	if (set < 0 || (!sv->lone && !(sv->lone = calloc(1, sizeof *sv->lone))))
-		return false;
 	int came[DIG_MAX_MACHINES];
 	const uint8_t *row[DIG_MAX_MACHINES];
-	for (int m = 0; m < sv->machines; m++) {
-		came[m] = way_in(sv, s, m);
-		row[m] = row_of(sv, rx, set, s->pos[m], came[m]);
-	}
+	int set;
+	if (__builtin_popcountll(s->gold) < 2 || (set = lone_rows(sv, s, rx, came, row)) < 0)
+		return false;
 	uint8_t who[DIG_MAX_CELLS]; /* per gold index: who may collect it */
 	uint64_t ask = 0;           /* the gold asked about */
 	for (uint64_t g = s->gold; g; g &= g - 1) {
@@ -2586,8 +2595,10 @@ static bool sole_dead(solver *sv, const dig_state *s, const relax *rx)
 		};
 	for (uint64_t g = ask; g; g &= g - 1) {
 		int c = __builtin_ctzll(g), gi = sv->gold_index[c];
-		lone_goal *o = &lg[who[gi] ? __builtin_ctz(who[gi]) : 0];
-		if (who[gi] && !(who[gi] & (who[gi] - 1)) && o->k < SOLE_GOLD) {
+		if (!who[gi] || (who[gi] & (who[gi] - 1)))
+			continue; /* (nobody: the bounds' business) */
+		lone_goal *o = &lg[__builtin_ctz(who[gi])];
+		if (o->k < SOLE_GOLD) {
 			o->goal[o->k] = c;
 			o->gi[o->k++] = gi;
 		}
