@@ -7,7 +7,8 @@
  * and the solver's proof of every candidate that reaches it. Each preset
  * runs three times, side by side: with the solver's default bound
  * (DIG_BOUND_USES: the uses bound on top of the nearest bound, and of
- * the assignment bound once a search has expanded 16384 states), with
+ * the assignment bound once a search has expanded 16384 states, while the
+ * uses bound moves under a tenth of the states it is asked), with
  * the assignment bound alone (the default before 2026-12-04) and with the
  * nearest-machine bound of the first solver (the baseline).
  * Prints the median and 99th percentile time per puzzle, the candidates

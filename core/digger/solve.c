@@ -59,6 +59,9 @@
  * machines, the taps to reach two gold when a tap moves only the machines
  * on its line) and from then on the assignment must fit them too; the open
  * states are refined again, so the order stays that of a consistent bound.
+ * The default does both only while its uses bound does not pay (uses_paid:
+ * it moved under JOINT_PAID % of the states it was asked), looked at after
+ * every JOINT_AFTER states expanded.
  * Among states of equal f the deepest come first (deepest_first), so that
  * the last layer, the one holding an optimum, is walked straight to it. A
  * state about to be expanded first passes the lone-machine test (lone_dead;
@@ -149,6 +152,7 @@
 #define CHAIN_MAX 64  /* stored states compared per new state for dominance */
 #define PAIR_CACHE 1024   /* distance sets kept, direct-mapped by moves */
 #define JOINT_AFTER 16384 /* states expanded before the pair tables are built */
+#define JOINT_PAID 10     /* % of the states asked that the uses bound moves where it pays */
 #define JOINT_GOLD 18     /* more gold than this (expert places 18 at most): no pair tables */
 
 /* A growable stack of node indices: one bucket of open nodes. */
@@ -242,6 +246,9 @@ typedef struct solver {
 	uint8_t *joint;
 
 	bool assign_on; /* DIG_BOUND_USES: the assignment bound asked too (a long search) */
+	/* the states the search asked the uses bound of, and those it moved
+	 * (raised their f, or found dead): whether it pays (uses_paid) */
+	uint32_t uses_asked, uses_moved;
 	bool uses_live; /* bound_uses' last answer found every gold a walk */
 	int no_walk;    /* the gold index bound_uses last found no walk for */
 	/* the lone-machine test (lone_dead) */
@@ -3110,6 +3117,24 @@ static int bound(solver *sv, const dig_state *s, bool full, int least)
 
 /* ---- search ---- */
 
+/*
+ * Whether the default's uses bound pays in this search: it moved (raised
+ * the f of, or found dead) at least JOINT_PAID % of the states it was
+ * asked so far. Such a search is long because its level is, not because
+ * the bound is blind, and goes on without the assignment bound and the
+ * pair tables (their build alone takes about G * G * C * C steps, G gold,
+ * C cells: 270 M instructions on hardest seed 138's accepted proof, which
+ * after them took 2 % fewer states; docs/digger.md, "The pair tables
+ * where the uses bound pays"). Where it moves next to none (levels with
+ * uses to spare: test_pair_tables_mid_search's, none of 16 384 states), a
+ * long search needs them. Only with sv->which DIG_BOUND_USES.
+ */
+static bool uses_paid(const solver *sv)
+{
+	return sv->which == DIG_BOUND_USES && sv->uses_asked > 0 &&
+	       (uint64_t)sv->uses_moved * 100 >= (uint64_t)sv->uses_asked * JOINT_PAID;
+}
+
 /* Writes the taps leading to node n, then `last` when last >= 0, into out. */
 static void write_path(const solver *sv, uint32_t n, int last, dig_solve_result *out)
 {
@@ -3465,6 +3490,8 @@ static int solve_level(const dig_level *lv, const dig_state *from, uint64_t max_
 				if (b >= 0 && b <= f - g && sv.which == DIG_BOUND_ROUTES)
 					b = bound_route(&sv, &s, &rx,
 							f - g); /* (the stronger, dearer) */
+				sv.uses_asked++;
+				sv.uses_moved += b < 0 || g + b > f;
 				if (b < 0) {
 					sv.flags[n] |= EXPANDED;
 					continue;
@@ -3506,7 +3533,8 @@ static int solve_level(const dig_level *lv, const dig_state *from, uint64_t max_
 			 * every state expanded from here on was ordered by the
 			 * stronger bound (the nearest and assignment bounds
 			 * are consistent; the uses bound is asked at f). */
-			bool longer = which != DIG_BOUND_NEAREST && out->states == JOINT_AFTER;
+			bool longer = which != DIG_BOUND_NEAREST && out->states % JOINT_AFTER == 0 &&
+				      !sv.assign_on && !sv.joint && !uses_paid(&sv);
 			bool stronger = longer && sv.which == DIG_BOUND_USES;
 			sv.assign_on |= stronger;
 			if (!sv.joint && which != DIG_BOUND_NEAREST && sv.ngold <= JOINT_GOLD &&
