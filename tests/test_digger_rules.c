@@ -348,6 +348,21 @@ static void test_geometry(void **state)
 	assert_int_equal(dig_step(&lv, c, DIG_RIGHT), -1);
 	assert_int_equal(dig_step(&lv, c, DIG_DOWN), -1);
 	assert_int_equal(dig_step(&lv, c, 4), -1);
+	/* Every grid size: a slot's line is the cells of its row or column,
+	 * named through dig_slots_of_cell (left, right, top, bottom). */
+	for (int w = 1; w <= DIG_MAX_W; w++)
+		for (int h = 1; h <= DIG_MAX_H; h++) {
+			lv.w = w;
+			lv.h = h;
+			uint64_t want[DIG_MAX_ARROWS] = { 0 };
+			for (int cell = 0; cell < w * h; cell++) {
+				dig_slots_of_cell(&lv, cell, slot);
+				for (int k = 0; k < 4; k++)
+					want[slot[k]] |= UINT64_C(1) << cell;
+			}
+			for (int i = 0; i < dig_slots(&lv); i++)
+				assert_true(dig_slot_line(&lv, i) == want[i]);
+		}
 }
 
 /* ---- refusals ---- */

@@ -111,21 +111,15 @@ bool dig_slot_is_row(const dig_level *lv, int slot)
 	return slot < 2 * lv->h;
 }
 
-/* Whether machine position `cell` lies in the row or column `slot` acts on. */
-static bool slot_covers(const dig_level *lv, int slot, int cell)
-{
-	if (dig_slot_is_row(lv, slot))
-		return cell / lv->w == slot % lv->h;
-	return cell % lv->w == (slot - 2 * lv->h) % lv->w;
-}
-
-/* The cells of the row or column `slot` (in range) acts on, as a cell set. */
+/* The cells of the row or column `slot` (in range) acts on, as a cell set:
+ * a row's w bits in one run, a column's every w-th bit. */
 uint64_t dig_slot_line(const dig_level *lv, int slot)
 {
+	if (dig_slot_is_row(lv, slot))
+		return ((UINT64_C(1) << lv->w) - 1) << (slot % lv->h * lv->w);
 	uint64_t line = 0;
-	for (int c = 0; c < lv->w * lv->h; c++)
-		if (slot_covers(lv, slot, c))
-			line |= UINT64_C(1) << c;
+	for (int c = (slot - 2 * lv->h) % lv->w; c < lv->w * lv->h; c += lv->w)
+		line |= UINT64_C(1) << c;
 	return line;
 }
 
@@ -254,32 +248,36 @@ bool dig_arrow_plan(const dig_level *lv, const dig_state *s, int slot, dig_plan 
 	if (slot < 0 || slot >= dig_slots(lv))
 		return false;
 	int dir = lv->arrow[slot].dir;
+	uint64_t line = dig_slot_line(lv, slot);
 	uint8_t ok = 0;
+	uint64_t stay = 0; /* the cells of machines that do not move */
 	for (int m = 0; m < lv->machines; m++) {
-		plan->to[m] = s->pos[m];
-		if (((s->frozen >> m) & 1u) || !slot_covers(lv, slot, s->pos[m]))
+		int pos = s->pos[m];
+		plan->to[m] = (uint8_t)pos;
+		if (((s->frozen >> m) & 1u) || !((line >> pos) & 1u)) {
+			stay |= UINT64_C(1) << pos;
 			continue;
+		}
 		plan->selected |= (uint8_t)(1u << m);
-		int to = dig_step(lv, s->pos[m], dir);
+		int to = dig_step(lv, pos, dir);
 		if (step_allowed(lv, s, m, to)) {
 			ok |= (uint8_t)(1u << m);
 			plan->to[m] = (uint8_t)to;
+		} else {
+			stay |= UINT64_C(1) << pos;
 		}
 	}
 	/* Greatest fixpoint: a move into an occupied cell stands only while
-	 * the occupant moves too. */
+	 * the occupant moves too (a mover never targets its own cell). */
 	for (bool changed = ok != 0; changed;) {
 		changed = false;
-		for (int m = 0; m < lv->machines; m++) {
-			if (!((ok >> m) & 1u))
-				continue;
-			for (int k = 0; k < lv->machines; k++) {
-				if (k != m && s->pos[k] == plan->to[m] && !((ok >> k) & 1u)) {
-					ok &= (uint8_t) ~(1u << m);
-					plan->to[m] = s->pos[m];
-					changed = true;
-					break;
-				}
+		for (uint8_t left = ok; left; left &= (uint8_t)(left - 1)) {
+			int m = __builtin_ctz(left);
+			if ((stay >> plan->to[m]) & 1u) {
+				ok &= (uint8_t) ~(1u << m);
+				plan->to[m] = s->pos[m];
+				stay |= UINT64_C(1) << s->pos[m];
+				changed = true;
 			}
 		}
 	}

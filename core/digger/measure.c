@@ -461,7 +461,7 @@ static bool random_win(const dig_level *lv, const uint64_t *line, rng *r)
 	}
 }
 
-/* Every slot's line into line[] (dig_slot_line() walks the grid: worked
+/* Every slot's line into line[] (dig_slot_line() loops over a column: worked
  * out once per level, not per tap). */
 static void slot_lines(const dig_level *lv, uint64_t *line)
 {
