@@ -83,7 +83,7 @@ void dig_slots_of_cell(const dig_level *lv, int cell, int out[4])
 
 /* The cell one step from `cell` in direction `dir`, or -1 off the grid (or
  * for a direction outside 0..3). */
-int dig_step(const dig_level *lv, int cell, int dir)
+static inline int step_of(const dig_level *lv, int cell, int dir)
 {
 	if (dir < 0 || dir > 3)
 		return -1;
@@ -91,6 +91,12 @@ int dig_step(const dig_level *lv, int cell, int dir)
 	if (x < 0 || x >= lv->w || y < 0 || y >= lv->h)
 		return -1;
 	return y * lv->w + x;
+}
+
+/* See step_of (which dig_arrow_plan inlines). */
+int dig_step(const dig_level *lv, int cell, int dir)
+{
+	return step_of(lv, cell, dir);
 }
 
 /* The direction `slot` points in when arrows point into the grid. */
@@ -259,7 +265,7 @@ bool dig_arrow_plan(const dig_level *lv, const dig_state *s, int slot, dig_plan 
 			continue;
 		}
 		plan->selected |= (uint8_t)(1u << m);
-		int to = dig_step(lv, pos, dir);
+		int to = step_of(lv, pos, dir);
 		if (step_allowed(lv, s, m, to)) {
 			ok |= (uint8_t)(1u << m);
 			plan->to[m] = (uint8_t)to;
@@ -311,18 +317,16 @@ int dig_arrow_do(const dig_level *lv, dig_state *s, int slot, dig_cmd *cmd)
 	dig_set(s, cmd, &s->uses[slot], 1, s->uses[slot] - 1u);
 	dig_set(s, cmd, &s->turns_left, 2, (uint16_t)(s->turns_left - 1));
 	dig_set(s, cmd, &s->turns_used, 2, (uint16_t)(s->turns_used + 1));
-	for (int m = 0; m < lv->machines; m++) {
-		if (!((plan.moves >> m) & 1u))
-			continue;
+	for (unsigned left = plan.moves; left; left &= left - 1) {
+		int m = __builtin_ctz(left);
 		dig_set(s, cmd, &s->prev[m], 1, s->pos[m]);
 		dig_set(s, cmd, &s->pos[m], 1, plan.to[m]);
 		dig_set(s, cmd, &s->visited[m], 8, s->visited[m] | (UINT64_C(1) << plan.to[m]));
 		cmd->entered |= UINT64_C(1) << plan.to[m];
 	}
 	cmd->moved = plan.moves;
-	for (int m = 0; m < lv->machines; m++) {
-		if (!((plan.moves >> m) & 1u))
-			continue;
+	for (unsigned left = plan.moves; left; left &= left - 1) { /* in machine order */
+		int m = __builtin_ctz(left);
 		int cell = plan.to[m];
 		const dig_terrain_ops *ops = dig_terrain_of(lv->terrain[cell]);
 		bool take = ops && ops->on_enter ? ops->on_enter(lv, s, cmd, cell, m) : true;
