@@ -1292,11 +1292,12 @@ typedef struct lone_node {
 } lone_node;
 
 /* A walk of machine m's that lone_find found into gold gi: where it
- * started (cell, way in), its steps and the uses it spent on every live
- * slot. A later state with m at that cell and way in, those steps within
- * its limit and those uses left has the same walk (lone_walked). */
+ * started (cell, way in), its steps (0: none found yet) and the uses it
+ * spent on every live slot. A later state with m at that cell and way in,
+ * those steps within its limit and those uses left has the same walk
+ * (lone_walked). */
 typedef struct lone_walk {
-	uint8_t found, cell, steps;
+	uint8_t cell, steps;
 	int8_t came;
 	uint8_t spent[DIG_MAX_ARROWS];
 } lone_walk;
@@ -1513,7 +1514,7 @@ static bool lone_walked(const solver *sv, const dig_state *s, int m, int came, i
 			const uint8_t *uses)
 {
 	const lone_walk *w = &sv->lone->walk[m][gi];
-	if (!w->found || w->cell != s->pos[m] || w->came != came || w->steps > limit)
+	if (!w->steps || w->cell != s->pos[m] || w->came != came || w->steps > limit)
 		return false;
 	for (int i = 0; i < sv->nlive; i++)
 		if (w->spent[i] > uses[i])
@@ -1594,7 +1595,6 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs
 			} else if ((r = lone_from(sv, &lg, s->pos[lg.m], came[lg.m], uses)) > 0) {
 				lone_walk *w = &sv->lone->walk[lg.m][gi];
 				*w = sv->lone->last;
-				w->found = 1;
 				w->cell = s->pos[lg.m];
 				w->came = (int8_t)came[lg.m];
 			} else if (r < 0) {
