@@ -409,6 +409,62 @@ static void test_generated_against_bfs(void **state)
 }
 
 /*
+ * The route bound's choice (route_fit) on levels where it has real work:
+ * every candidate that hardest seeds 15 to 27 put to the solver, accepted
+ * or not (the generator's on_solve hook hands each one over before its
+ * proof), solved with the uses bound and with the route bound on top: the
+ * same verdict and the same optimum, which replays. The brute-forced and
+ * breadth-first levels above are too small for the choice to branch much;
+ * here a failure remembered wrongly (a call taken as failing because one
+ * that spent more failed) gives four of these candidates a longer
+ * optimum.
+ */
+#define ROUTE_CANDIDATES 64
+typedef struct candidates {
+	dig_level level[ROUTE_CANDIDATES];
+	int n;
+} candidates;
+
+static void keep_candidate(void *arg, const dig_solve_event *ev)
+{
+	candidates *c = arg;
+	if (!ev->done && c->n < ROUTE_CANDIDATES)
+		c->level[c->n++] = *ev->level;
+}
+
+static void test_routes_on_candidates(void **state)
+{
+	(void)state;
+	static candidates c;
+	c.n = 0;
+	dig_gen_params p;
+	dig_gen_params_default(&p, DIG_HARDEST);
+	p.on_solve = keep_candidate;
+	p.on_solve_arg = &c;
+	for (uint64_t seed = 15; seed <= 27; seed++) {
+		static dig_puzzle pz;
+		sf_err err = { 0 };
+		assert_int_equal(dig_generate(&p, seed, &pz, &err), 0);
+	}
+	assert_true(c.n >= 20 && c.n < ROUTE_CANDIDATES);
+	for (int i = 0; i < c.n; i++) {
+		sf_err err = { 0 };
+		dig_solve_result uses, routes;
+		assert_int_equal(dig_solve_with(&c.level[i], NULL, 500000, DIG_BOUND_USES, &uses, &err),
+				 0);
+		assert_int_equal(
+			dig_solve_with(&c.level[i], NULL, 500000, DIG_BOUND_ROUTES, &routes, &err), 0);
+		assert_int_equal(uses.status, DIG_SOLVED);
+		if (routes.status != DIG_SOLVED || routes.turns != uses.turns)
+			fail_msg("candidate %d: the uses bound finds %d taps, the route bound "
+				 "status %d in %d",
+				 i, uses.turns, routes.status, routes.turns);
+		assert_replays(&c.level[i], &routes);
+	}
+	print_message("routes: %d hardest candidates, the same optima\n", c.n);
+}
+
+/*
  * The default bound builds its pair tables only once a search has expanded
  * 16384 states, and from then on orders the open states by the stronger
  * bound: on levels whose search gets that far, the same optimum as with
@@ -902,6 +958,7 @@ int main(void)
 		cmocka_unit_test(test_against_bfs),
 		cmocka_unit_test(test_webs_against_bfs),
 		cmocka_unit_test(test_generated_against_bfs),
+		cmocka_unit_test(test_routes_on_candidates),
 		cmocka_unit_test(test_pair_tables_mid_search),
 		cmocka_unit_test(test_pair_tables_left_out),
 		cmocka_unit_test(test_known_levels),

@@ -2684,6 +2684,8 @@ static bool sole_dead(solver *sv, const dig_state *s, const relax *rx)
 #define ROUTE_EHASH 1024  /* (gold, web entries) heads of the kept routes' chains */
 #define ROUTE_WEBS 8      /* webs still needing 2+ visits counted, at most (the rest: 1) */
 #define ROUTE_ITEMS (64 + ROUTE_WEBS)
+#define ROUTE_FAIL_HASH 1024 /* route_fit's failures: heads of their chains */
+#define ROUTE_FAILS 16384    /* failures kept per total tried, at most */
 
 /* A node of route_all's search: the uses spent, the gold entered (a bit
  * per gold index that counts), entries into each web that needs counting
@@ -2731,10 +2733,31 @@ struct routes {
 	int nlive;                        /* the solver's, set at allocation */
 	int machines;
 	bool taken[DIG_MAX_MACHINES]; /* route_fit: machines with a route chosen */
+	uint8_t taken_bits;           /* (the same, a bit per machine) */
 	long steps;                   /* route_fit's, for the total being tried */
+	/* route_fit's failures for the total being tried: (machines taken,
+	 * items covered, n), chained per (taken, cover, web entries) */
+	struct fit_fail {
+		uint64_t n[WALK_WORDS], cover;
+		uint8_t taken, have[ROUTE_WEBS];
+		uint32_t next;
+	} * fail;
+	int nfail;
+	uint32_t fail_head[ROUTE_FAIL_HASH]; /* fail_stamp << 16 | (failure + 1) */
+	uint32_t fail_stamp;
 	bool over;                    /* a limit stopped the listing: no bound */
-	route_opt *opt;               /* per item, its routes by length: [first[i], first[i + 1]) */
+	int32_t *opt; /* per item, its routes (merged's) by length: [first[i], first[i + 1]) */
 	int opt_cap;
+	int nmerged;
+	/* route_fit's routes open at each depth (machines taken): their list and a
+	 * byte per route */
+	int32_t *open;
+	uint8_t *is_open;
+	int nopen[DIG_MAX_MACHINES + 1];
+	/* route_fit's domains: per depth (machines taken) a row of opt_cap
+	 * indices into opt, and per item its run in the row */
+	int32_t *dom;
+	int dom_at[DIG_MAX_MACHINES + 1][ROUTE_ITEMS], dom_n[DIG_MAX_MACHINES + 1][ROUTE_ITEMS];
 	int first[ROUTE_ITEMS + 1];                      /* items: gold index i, then 64 + web w */
 	route_opt merged[DIG_MAX_MACHINES * ROUTE_ENTS]; /* every route, by length */
 	int nweb, web_gi[ROUTE_WEBS], web_need[ROUTE_WEBS]; /* webs counted: gold, visits */
@@ -2754,6 +2777,10 @@ static void routes_free(struct routes *r)
 		return;
 	free(r->node);
 	free(r->opt);
+	free(r->dom);
+	free(r->open);
+	free(r->is_open);
+	free(r->fail);
 	for (int m = 0; m < DIG_MAX_MACHINES; m++)
 		free(r->ent[m]);
 	free(r);
@@ -2920,29 +2947,67 @@ static void route_all(solver *sv, struct routes *r, const dig_state *s, const re
 	}
 }
 
-/* The first of item it's routes from index i on that a machine not yet
- * taken may choose within t, with n the most spent so far: its index (the
- * new most in up, their sum in *tot), or -1. */
-static int route_next(const struct routes *r, int it, int i, const uint64_t *n, int t, uint64_t *up,
-		      int *tot)
-{
-	for (; i < r->first[it + 1] && r->opt[i].e->sum <= t; i++)
-		if (!r->taken[r->opt[i].m] &&
-		    (*tot = max_into(r->opt[i].e->words, n, up)) <= t)
-			return i;
-	return -1;
-}
-
-/* Can the machines not yet taken each take one route or none so that the
+/*
+ * Can the machines not yet taken each take one route or none so that the
  * gold left (r->all minus `cover`) is entered and the shared webs get their
- * entries, with the sum over slots of the most any route spends (n so far,
- * `total` its sum) at most t? Branches on the item with the fewest routes
- * left, and gives up when some item's cheapest route already passes t.
- * Running out of steps answers yes. */
-static bool route_fit(struct routes *r, const uint64_t *n, int total, uint64_t cover, int t)
+ * entries, with the sum over slots of the most any route spends (n so far)
+ * at most t? Branches on the item with the fewest routes left (the first
+ * such), and gives up when some item has none left within t. Running out
+ * of steps answers yes. `depth` is the number of machines taken.
+ *
+ * What makes it affordable (2026-12-07, the fourth session that day: on
+ * the slowest hardest proofs, looking every item's whole list over at
+ * every step had been 76 to 88 % of this bound's time): a route open here
+ * (its machine free, n raised by it within t) was open to the caller, n
+ * only growing and machines only being taken, and the items left are the
+ * caller's less those covered; so a call decides each of its caller's
+ * open routes once (route_fit_at: r->open, r->is_open) and filters its
+ * caller's item domains (r->dom) with that, the same choices in the same
+ * order as before. And a call that fails is remembered for the total
+ * being tried (r->fail): a later one with the same machines taken, the
+ * same items covered and web entries made, and at least as much spent on
+ * every slot fails too (whatever completes it would complete the first).
+ */
+static bool route_fit_at(struct routes *r, const uint64_t *n, uint64_t cover, int t, int depth);
+
+static bool route_fit(struct routes *r, const uint64_t *n, uint64_t cover, int t, int depth)
 {
 	if (++r->steps > ROUTE_STEPS)
 		return true;
+	/* The same machines taken, items covered and web entries made as a
+	 * call that failed with no more spent anywhere: this one fails too
+	 * (what completes it would complete that one). */
+	uint8_t have[ROUTE_WEBS] = { 0 };
+	for (int w = 0; w < r->nweb; w++)
+		have[w] = (uint8_t)(r->have[w] < 255 ? r->have[w] : 255);
+	uint64_t hk;
+	memcpy(&hk, have, sizeof hk);
+	uint32_t h = (uint32_t)(((cover ^ hk * 0xC2B2AE3D27D4EB4FULL ^ r->taken_bits) *
+				 0x9E3779B97F4A7C15ULL) >>
+				54) &
+		     (ROUTE_FAIL_HASH - 1);
+	uint32_t head = (r->fail_head[h] >> 16) == r->fail_stamp ? r->fail_head[h] & 0xFFFFu : 0;
+	for (uint32_t k = head; k; k = r->fail[k - 1].next) {
+		const struct fit_fail *o = &r->fail[k - 1];
+		if (o->cover == cover && o->taken == r->taken_bits &&
+		    !memcmp(o->have, have, sizeof have) && spends_more(n, o->n))
+			return false;
+	}
+	bool ok = route_fit_at(r, n, cover, t, depth);
+	if (!ok && r->nfail < ROUTE_FAILS) {
+		struct fit_fail *o = &r->fail[r->nfail++];
+		memcpy(o->n, n, sizeof o->n);
+		o->cover = cover;
+		o->taken = r->taken_bits;
+		memcpy(o->have, have, sizeof have);
+		o->next = head;
+		r->fail_head[h] = r->fail_stamp << 16 | (uint32_t)r->nfail;
+	}
+	return ok;
+}
+
+static bool route_fit_at(struct routes *r, const uint64_t *n, uint64_t cover, int t, int depth)
+{
 	int items[ROUTE_ITEMS], ni = 0;
 	for (uint64_t g = r->all & ~cover; g; g &= g - 1)
 		items[ni++] = __builtin_ctzll(g);
@@ -2951,35 +3016,70 @@ static bool route_fit(struct routes *r, const uint64_t *n, int total, uint64_t c
 			items[ni++] = 64 + w;
 	if (!ni)
 		return true;
-	int best = -1, fewest = INT32_MAX, lb = 0, tot;
+	/* Each route open to the caller once (a route serves several items):
+	 * open here when its machine is free and it keeps n within t. */
+	const size_t row = DIG_MAX_MACHINES * ROUTE_ENTS;
+	int32_t *open = r->open + (size_t)depth * row;
+	uint8_t *is_open = r->is_open + (size_t)depth * row;
+	int nopen = 0;
 	uint64_t up[WALK_WORDS];
-	for (int ii = 0; ii < ni; ii++) {
-		int it = items[ii], cnt = 0, least = INT32_MAX;
-		for (int i = r->first[it]; (i = route_next(r, it, i, n, t, up, &tot)) >= 0; i++) {
-			cnt++;
-			if (tot - total < least)
-				least = tot - total;
+	if (depth == 0) {
+		for (int i = 0; i < r->nmerged && r->merged[i].e->sum <= t; i++) {
+			const route_opt *o = &r->merged[i];
+			is_open[i] = !r->taken[o->m] && max_into(o->e->words, n, up) <= t;
+			if (is_open[i])
+				open[nopen++] = i;
 		}
+	} else {
+		const int32_t *was = r->open + (size_t)(depth - 1) * row;
+		for (int k = 0, kn = r->nopen[depth - 1]; k < kn; k++) {
+			const route_opt *o = &r->merged[was[k]];
+			is_open[was[k]] = !r->taken[o->m] && max_into(o->e->words, n, up) <= t;
+			if (is_open[was[k]])
+				open[nopen++] = was[k];
+		}
+	}
+	r->nopen[depth] = nopen;
+	/* Then each item's domain: its caller's, less the routes closed here
+	 * (at the first call, its routes within t). */
+	int32_t *dom = r->dom + (size_t)depth * (size_t)r->opt_cap;
+	const int32_t *up_dom = depth ? r->dom + (size_t)(depth - 1) * (size_t)r->opt_cap : NULL;
+	int best = -1, fewest = INT32_MAX, at = 0;
+	for (int ii = 0; ii < ni; ii++) {
+		int it = items[ii], from = at;
+		if (!up_dom) {
+			for (int i = r->first[it];
+			     i < r->first[it + 1] && r->merged[r->opt[i]].e->sum <= t; i++)
+				if (is_open[r->opt[i]])
+					dom[at++] = r->opt[i];
+		} else {
+			const int32_t *d = up_dom + r->dom_at[depth - 1][it];
+			for (int k = 0, kn = r->dom_n[depth - 1][it]; k < kn; k++)
+				if (is_open[d[k]])
+					dom[at++] = d[k];
+		}
+		int cnt = at - from;
 		if (cnt == 0)
-			return false;
-		if (least > lb)
-			lb = least;
+			return false; /* (every route of it is taken or passes t) */
+		r->dom_at[depth][it] = from;
+		r->dom_n[depth][it] = cnt;
 		if (cnt < fewest) {
 			fewest = cnt;
 			best = it;
 		}
 	}
-	if (total + lb > t)
-		return false;
-	for (int i = r->first[best]; (i = route_next(r, best, i, n, t, up, &tot)) >= 0; i++) {
-		const route_opt *o = &r->opt[i];
+	for (int k = 0; k < fewest; k++) {
+		const route_opt *o = &r->merged[dom[r->dom_at[depth][best] + k]];
+		max_into(o->e->words, n, up);
 		r->taken[o->m] = true;
+		r->taken_bits |= (uint8_t)(1u << o->m);
 		for (int w = 0; w < r->nweb; w++)
 			r->have[w] += o->e->wc[w];
-		bool ok = route_fit(r, up, tot, cover | o->e->mask, t);
+		bool ok = route_fit(r, up, cover | o->e->mask, t, depth + 1);
 		for (int w = 0; w < r->nweb; w++)
 			r->have[w] -= o->e->wc[w];
 		r->taken[o->m] = false;
+		r->taken_bits &= (uint8_t)~(1u << o->m);
 		if (ok)
 			return true;
 	}
@@ -3018,6 +3118,10 @@ static int bound_route(solver *sv, const dig_state *s, const relax *rx, int lo)
 		bool ok = r && (r->node = malloc(ROUTE_NODES * sizeof *r->node));
 		for (int m = 0; ok && m < sv->machines; m++)
 			ok = (r->ent[m] = malloc(ROUTE_ENTS * sizeof *r->ent[m])) != NULL;
+		ok = ok && (r->fail = malloc(ROUTE_FAILS * sizeof *r->fail)) != NULL;
+		size_t cells = (DIG_MAX_MACHINES + 1) * (size_t)(DIG_MAX_MACHINES * ROUTE_ENTS);
+		ok = ok && (r->open = malloc(cells * sizeof *r->open)) != NULL;
+		ok = ok && (r->is_open = malloc(cells)) != NULL;
 		if (!ok) {
 			routes_free(r);
 			sv->routes = NULL;
@@ -3081,11 +3185,17 @@ static int bound_route(solver *sv, const dig_state *s, const relax *rx, int lo)
 		r->merged[nall++].m = bm;
 		need += (size_t)__builtin_popcountll(e->mask) + (size_t)r->nweb;
 	}
+	if (need == 0)
+		need = 1; /* (route_fit reads its first row of domains) */
 	if (need > (size_t)r->opt_cap) {
-		route_opt *more = realloc(r->opt, need * sizeof *more);
+		int32_t *more = realloc(r->opt, need * sizeof *more);
 		if (!more)
 			return lo;
 		r->opt = more;
+		int32_t *dom = realloc(r->dom, (DIG_MAX_MACHINES + 1) * need * sizeof *dom);
+		if (!dom)
+			return lo; /* (opt_cap stays: dom still fits it) */
+		r->dom = dom;
 		r->opt_cap = (int)need;
 	}
 	int at = 0;
@@ -3096,13 +3206,16 @@ static int bound_route(solver *sv, const dig_state *s, const relax *rx, int lo)
 			continue;
 		for (int i = 0; i < nall; i++)
 			if (it < 64 ? (r->merged[i].e->mask >> it) & 1u : r->merged[i].e->wc[w] > 0)
-				r->opt[at++] = r->merged[i];
+				r->opt[at++] = i;
 	}
 	r->first[ROUTE_ITEMS] = at;
+	r->nmerged = nall;
 	for (int t = lo; t <= L; t++) {
 		uint64_t n[WALK_WORDS] = { 0 };
 		r->steps = 0;
-		if (route_fit(r, n, 0, 0, t))
+		r->nfail = 0;
+		next_stamp(&r->fail_stamp, r->fail_head, sizeof r->fail_head);
+		if (route_fit(r, n, 0, t, 0))
 			return t;
 	}
 	return L == rx->limit ? -1 : L + 1;
