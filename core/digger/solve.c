@@ -2732,8 +2732,7 @@ struct routes {
 	uint64_t all;                     /* gold indices counted by a bit */
 	int nlive;                        /* the solver's, set at allocation */
 	int machines;
-	bool taken[DIG_MAX_MACHINES]; /* route_fit: machines with a route chosen */
-	uint8_t taken_bits;           /* (the same, a bit per machine) */
+	uint8_t taken; /* route_fit: machines with a route chosen, a bit each */
 	long steps;                   /* route_fit's, for the total being tried */
 	/* route_fit's failures for the total being tried: (machines taken,
 	 * items covered, n), chained per (taken, cover, web entries) */
@@ -2953,7 +2952,7 @@ static void route_all(solver *sv, struct routes *r, const dig_state *s, const re
  * entries, with the sum over slots of the most any route spends (n so far)
  * at most t? Branches on the item with the fewest routes left (the first
  * such), and gives up when some item has none left within t. Running out
- * of steps answers yes. `depth` is the number of machines taken.
+ * of steps answers yes.
  *
  * What makes it affordable (2026-12-07, the fourth session that day: on
  * the slowest hardest proofs, looking every item's whole list over at
@@ -2968,9 +2967,9 @@ static void route_all(solver *sv, struct routes *r, const dig_state *s, const re
  * same items covered and web entries made, and at least as much spent on
  * every slot fails too (whatever completes it would complete the first).
  */
-static bool route_fit_at(struct routes *r, const uint64_t *n, uint64_t cover, int t, int depth);
+static bool route_fit_at(struct routes *r, const uint64_t *n, uint64_t cover, int t);
 
-static bool route_fit(struct routes *r, const uint64_t *n, uint64_t cover, int t, int depth)
+static bool route_fit(struct routes *r, const uint64_t *n, uint64_t cover, int t)
 {
 	if (++r->steps > ROUTE_STEPS)
 		return true;
@@ -2982,23 +2981,23 @@ static bool route_fit(struct routes *r, const uint64_t *n, uint64_t cover, int t
 		have[w] = (uint8_t)(r->have[w] < 255 ? r->have[w] : 255);
 	uint64_t hk;
 	memcpy(&hk, have, sizeof hk);
-	uint32_t h = (uint32_t)(((cover ^ hk * 0xC2B2AE3D27D4EB4FULL ^ r->taken_bits) *
+	uint32_t h = (uint32_t)(((cover ^ hk * 0xC2B2AE3D27D4EB4FULL ^ r->taken) *
 				 0x9E3779B97F4A7C15ULL) >>
 				54) &
 		     (ROUTE_FAIL_HASH - 1);
 	uint32_t head = (r->fail_head[h] >> 16) == r->fail_stamp ? r->fail_head[h] & 0xFFFFu : 0;
 	for (uint32_t k = head; k; k = r->fail[k - 1].next) {
 		const struct fit_fail *o = &r->fail[k - 1];
-		if (o->cover == cover && o->taken == r->taken_bits &&
+		if (o->cover == cover && o->taken == r->taken &&
 		    !memcmp(o->have, have, sizeof have) && spends_more(n, o->n))
 			return false;
 	}
-	bool ok = route_fit_at(r, n, cover, t, depth);
+	bool ok = route_fit_at(r, n, cover, t);
 	if (!ok && r->nfail < ROUTE_FAILS) {
 		struct fit_fail *o = &r->fail[r->nfail++];
 		memcpy(o->n, n, sizeof o->n);
 		o->cover = cover;
-		o->taken = r->taken_bits;
+		o->taken = r->taken;
 		memcpy(o->have, have, sizeof have);
 		o->next = head;
 		r->fail_head[h] = r->fail_stamp << 16 | (uint32_t)r->nfail;
@@ -3006,8 +3005,9 @@ static bool route_fit(struct routes *r, const uint64_t *n, uint64_t cover, int t
 	return ok;
 }
 
-static bool route_fit_at(struct routes *r, const uint64_t *n, uint64_t cover, int t, int depth)
+static bool route_fit_at(struct routes *r, const uint64_t *n, uint64_t cover, int t)
 {
+	int depth = __builtin_popcount(r->taken); /* the row of r->open and r->dom it writes */
 	int items[ROUTE_ITEMS], ni = 0;
 	for (uint64_t g = r->all & ~cover; g; g &= g - 1)
 		items[ni++] = __builtin_ctzll(g);
@@ -3026,7 +3026,7 @@ static bool route_fit_at(struct routes *r, const uint64_t *n, uint64_t cover, in
 	if (depth == 0) {
 		for (int i = 0; i < r->nmerged && r->merged[i].e->sum <= t; i++) {
 			const route_opt *o = &r->merged[i];
-			is_open[i] = !r->taken[o->m] && max_into(o->e->words, n, up) <= t;
+			is_open[i] = max_into(o->e->words, n, up) <= t; /* (none taken yet) */
 			if (is_open[i])
 				open[nopen++] = i;
 		}
@@ -3034,7 +3034,8 @@ static bool route_fit_at(struct routes *r, const uint64_t *n, uint64_t cover, in
 		const int32_t *was = r->open + (size_t)(depth - 1) * row;
 		for (int k = 0, kn = r->nopen[depth - 1]; k < kn; k++) {
 			const route_opt *o = &r->merged[was[k]];
-			is_open[was[k]] = !r->taken[o->m] && max_into(o->e->words, n, up) <= t;
+			is_open[was[k]] =
+				!((r->taken >> o->m) & 1u) && max_into(o->e->words, n, up) <= t;
 			if (is_open[was[k]])
 				open[nopen++] = was[k];
 		}
@@ -3071,15 +3072,13 @@ static bool route_fit_at(struct routes *r, const uint64_t *n, uint64_t cover, in
 	for (int k = 0; k < fewest; k++) {
 		const route_opt *o = &r->merged[dom[r->dom_at[depth][best] + k]];
 		max_into(o->e->words, n, up);
-		r->taken[o->m] = true;
-		r->taken_bits |= (uint8_t)(1u << o->m);
+		r->taken |= (uint8_t)(1u << o->m);
 		for (int w = 0; w < r->nweb; w++)
 			r->have[w] += o->e->wc[w];
-		bool ok = route_fit(r, up, cover | o->e->mask, t, depth + 1);
+		bool ok = route_fit(r, up, cover | o->e->mask, t);
 		for (int w = 0; w < r->nweb; w++)
 			r->have[w] -= o->e->wc[w];
-		r->taken[o->m] = false;
-		r->taken_bits &= (uint8_t)~(1u << o->m);
+		r->taken &= (uint8_t)~(1u << o->m);
 		if (ok)
 			return true;
 	}
@@ -3215,7 +3214,7 @@ static int bound_route(solver *sv, const dig_state *s, const relax *rx, int lo)
 		r->steps = 0;
 		r->nfail = 0;
 		next_stamp(&r->fail_stamp, r->fail_head, sizeof r->fail_head);
-		if (route_fit(r, n, 0, t, 0))
+		if (route_fit(r, n, 0, t))
 			return t;
 	}
 	return L == rx->limit ? -1 : L + 1;
