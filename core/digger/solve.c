@@ -253,6 +253,9 @@ typedef struct solver {
 	int no_walk;    /* the gold index bound_uses last found no walk for */
 	/* the lone-machine test (lone_dead) */
 	uint64_t enter[DIG_MAX_MACHINES]; /* cells machine m may step into (can_enter) */
+	/* per machine, the first machine with the same cells to step into:
+	 * their walks from a cell are the same, and so their listings */
+	uint8_t lister[DIG_MAX_MACHINES];
 	uint8_t nexit[DIG_MAX_CELLS];     /* live slots that move a machine off cell c */
 	/* per cell, 0xFF at the byte of each live slot that moves a machine
 	 * into it (as a walk's uses are laid out: web_deficit) */
@@ -584,6 +587,12 @@ static void layout(solver *sv)
 			if (!ops || !ops->can_enter || ops->can_enter(lv, &sv->start, c, m))
 				sv->enter[m] |= UINT64_C(1) << c;
 		}
+	for (int m = 0; m < sv->machines; m++)
+		for (int k = 0; k <= m; k++)
+			if (sv->enter[k] == sv->enter[m]) {
+				sv->lister[m] = (uint8_t)k;
+				break;
+			}
 	for (int i = 0; i < sv->nlive; i++) {
 		int slot = sv->live_slot[i], dir = lv->arrow[slot].dir;
 		for (uint64_t l = sv->line[slot]; l; l &= l - 1) {
@@ -2265,12 +2274,15 @@ static void walk_root(struct walks *w, int cell, int came)
 }
 
 /* The listing of machine m's walks from (cell, came) of at most `limit`
- * steps (see above), or NULL when there is no memory for it. */
+ * steps or more (see above; a state filters by length), or NULL when
+ * there is no memory for it. Machines that may step into the same cells
+ * share their listings (sv->lister). */
 static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int came, int limit)
 {
 	if (!sv->wlist &&
 	    !(sv->wlist = calloc((size_t)(sv->machines * sv->cells * 5), sizeof *sv->wlist)))
 		return NULL;
+	m = sv->lister[m];
 	struct walk_list *e = &sv->wlist[(m * sv->cells + cell) * 5 + came + 1];
 	if (sv->no_lists)
 		return NULL;
@@ -2299,18 +2311,27 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 	}
 	if ((w->set = moves_of(sv, &sv->rx0)) < 0)
 		return NULL;
-	w->limit = limit;
-	w->full = false;
-	for (int j = 0; j < w->n; j++)
-		w->nvec[w->order[j]] = 0;
-	walk_root(w, cell, came);
-	walk_all(sv, w, m, 0);
-	int n = 0;
-	for (int j = 0; j < w->n; j++)
-		n += w->nvec[w->order[j]];
+	/* Listed first as far as any state of the search can walk (the first
+	 * state's limit), so that no later state asks it again for a longer
+	 * limit (before, 39 % of the listings made were regrown); where that
+	 * is full, and when regrown, to the limit asked. */
+	int most = sv->rx0.limit < WALK_LONGEST ? sv->rx0.limit : WALK_LONGEST, n;
+	for (int to = e->limit == 0 && most > limit ? most : limit;; to = limit) {
+		w->limit = to;
+		w->full = false;
+		for (int j = 0; j < w->n; j++)
+			w->nvec[w->order[j]] = 0;
+		walk_root(w, cell, came);
+		walk_all(sv, w, m, 0);
+		n = 0;
+		for (int j = 0; j < w->n; j++)
+			n += w->nvec[w->order[j]];
+		if ((!w->full && n <= LIST_WALKS) || to == limit)
+			break;
+	}
 	sv->list_walks -= (size_t)e->n;
 	e->n = 0;
-	e->limit = (uint8_t)limit;
+	e->limit = (uint8_t)w->limit;
 	e->full = w->full || n > LIST_WALKS;
 	if (e->full)
 		return e; /* its walks are not kept: each state searches its own */
