@@ -2313,8 +2313,9 @@ static const struct walk_list *walk_list_of(solver *sv, int m, int cell, int cam
 		return NULL;
 	/* Listed first as far as any state of the search can walk (the first
 	 * state's limit), so that no later state asks it again for a longer
-	 * limit (before, 39 % of the listings made were regrown); where that
-	 * is full, and when regrown, to the limit asked. */
+	 * limit (before, 25 522 of the 61 686 listings made for the 645
+	 * hardest candidates of seeds 1 to 300 were regrown); where that is
+	 * full, and when regrown, to the limit asked. */
 	int most = sv->rx0.limit < WALK_LONGEST ? sv->rx0.limit : WALK_LONGEST, n;
 	for (int to = e->limit == 0 && most > limit ? most : limit;; to = limit) {
 		w->limit = to;
