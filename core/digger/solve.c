@@ -1288,9 +1288,14 @@ static int bound_assign(solver *sv, const dig_state *s, const relax *rx, int far
 
 #define LONE_NODES 512 /* search nodes per gold, at most (then: not dead) */
 
+/* Sixteen bytes as one vector (GCC's vector extension: SSE2 on x86-64,
+ * plain code elsewhere), for the byte arrays of uses compared whole. */
+typedef uint8_t bytes16 __attribute__((vector_size(16)));
+
 /* A node of lone_find's search: a machine's cell, the way it came in (-1:
  * has not moved, or no no_shuffle), its steps so far, its steps into the
- * goal so far, the uses left on every live slot, and the next node kept at
+ * goal so far, the uses left on every live slot (0 past them: lone_from
+ * zeroes the root's, and nodes copy them whole), and the next node kept at
  * the same cell and way. */
 typedef struct lone_node {
 	uint8_t cell, depth;
@@ -1311,8 +1316,24 @@ typedef struct lone_walk {
 	uint8_t spent[DIG_MAX_ARROWS];
 } lone_walk;
 
+/* What a whole lone_find search of machine m from (cell, came) towards
+ * gold gi found: the most steps into the gold's cell any walk of at most
+ * `limit` steps within `uses` made (0: it never got there). Fewer uses
+ * and fewer steps allow only fewer walks, so `most` bounds the answer of
+ * every search from there with no more of either (lone_memo_most). */
+typedef struct lone_memo {
+	uint8_t m, gi, cell, came, limit, most;
+	bool set;
+	uint8_t uses[DIG_MAX_ARROWS];
+} lone_memo;
+
+#define LONE_MEMO 1024 /* lone_memo entries, in sets of LONE_WAYS by machine, gold, cell, way */
+#define LONE_WAYS 4
+
 struct lone {
 	lone_node node[LONE_NODES];
+	lone_memo memo[LONE_MEMO];
+	int memo_next; /* the way lone_memo_put replaces next */
 	lone_walk walk[DIG_MAX_MACHINES][DIG_MAX_CELLS]; /* by machine, gold index */
 	lone_walk last; /* what the last search to reach its one gold walked */
 	/* (cell, came + 1) -> stamp << 16 | (node + 1): entries of an older
@@ -1354,6 +1375,22 @@ static bool covers(const uint8_t *a, const uint8_t *b, int n)
 		if (a[i] < b[i])
 			return false;
 	return true;
+}
+
+/* covers() of two whole lone_node uses arrays (0 past the live slots), read
+ * as two vectors: lone_find compares each new node with every one kept at
+ * its cell and way, up to 16 times a node on the slowest hardest proofs. */
+static inline bool covers_all(const uint8_t *a, const uint8_t *b)
+{
+	bytes16 a0, a1, b0, b1;
+	memcpy(&a0, a, sizeof a0);
+	memcpy(&a1, a + sizeof a0, sizeof a1);
+	memcpy(&b0, b, sizeof b0);
+	memcpy(&b1, b + sizeof b0, sizeof b1);
+	bytes16 below = (bytes16)(a0 < b0) | (bytes16)(a1 < b1);
+	uint64_t w[2];
+	memcpy(w, &below, sizeof w);
+	return (w[0] | w[1]) == 0;
 }
 
 /* The visits of a lone_find node that steps from node p into `cell`: one
@@ -1446,7 +1483,7 @@ static int lone_find(solver *sv, lone_goal *lg, int at)
 		if (ln->len == LONE_NODES)
 			return -1;
 		lone_node *q = &ln->node[ln->len];
-		memcpy(q->uses, p->uses, (size_t)sv->nlive);
+		memcpy(q->uses, p->uses, sizeof q->uses);
 		q->uses[x->live]--;
 		q->depth = (uint8_t)(p->depth + 1);
 		q->came = (int8_t)(no_shuffle ? x->dir : -1);
@@ -1457,7 +1494,7 @@ static int lone_find(solver *sv, lone_goal *lg, int at)
 		for (uint32_t k = first; k && !dominated; k = ln->node[k - 1].next)
 			dominated = ln->node[k - 1].depth <= q->depth &&
 				    visits_cover(lg, ln->node[k - 1].visits, q->visits) &&
-				    covers(ln->node[k - 1].uses, q->uses, sv->nlive);
+				    covers_all(ln->node[k - 1].uses, q->uses);
 		if (dominated)
 			continue;
 		q->cell = x->to;
@@ -1512,8 +1549,65 @@ static int lone_from(solver *sv, lone_goal *lg, int cell, int came, const uint8_
 	root->visits = 0;
 	root->next = 0;
 	memcpy(root->uses, uses, (size_t)sv->nlive);
+	memset(root->uses + sv->nlive, 0, sizeof root->uses - (size_t)sv->nlive);
 	ln->len = 1;
 	return lone_find(sv, lg, 0);
+}
+
+/* The set of LONE_WAYS entries where machine m's searches from (cell,
+ * came) towards gold gi are remembered. */
+static lone_memo *lone_memo_set(const solver *sv, int m, int gi, int cell, int came)
+{
+	unsigned k = (unsigned)(((m * sv->ngold + gi) * sv->cells + cell) * 5 + came + 1);
+	return &sv->lone->memo[(k * 2654435761u >> 12) % (LONE_MEMO / LONE_WAYS) * LONE_WAYS];
+}
+
+static bool lone_memo_is(const lone_memo *e, int m, int gi, int cell, int came)
+{
+	return e->set && e->m == m && e->gi == gi && e->cell == cell && e->came == (uint8_t)came;
+}
+
+/* The most steps into gold gi a whole search of machine m from (cell,
+ * came), within `limit` steps and `uses` (0 past the live slots), could
+ * make, from a search remembered with no fewer of either (the least such
+ * most): -1 when none is; *same when that search had the same limit and
+ * uses (the answer itself, not a bound). */
+static int lone_memo_most(const solver *sv, int m, int gi, int cell, int came, int limit,
+			  const uint8_t *uses, bool *same)
+{
+	const lone_memo *set = lone_memo_set(sv, m, gi, cell, came);
+	int most = -1;
+	for (int i = 0; i < LONE_WAYS; i++) {
+		const lone_memo *e = &set[i];
+		if (!lone_memo_is(e, m, gi, cell, came) || e->limit < limit ||
+		    !covers_all(e->uses, uses) || (most >= 0 && e->most >= most))
+			continue;
+		most = e->most;
+		*same = e->limit == limit && !memcmp(e->uses, uses, sizeof e->uses);
+	}
+	return most;
+}
+
+/* Remembers a whole search's answer (lone_memo_most), in place of one it
+ * bounds no worse from a search with no more uses or steps, else of the
+ * set's oldest. */
+static void lone_memo_put(solver *sv, int m, int gi, int cell, int came, int limit,
+			  const uint8_t *uses, int most)
+{
+	lone_memo *set = lone_memo_set(sv, m, gi, cell, came), *e = NULL;
+	for (int i = 0; i < LONE_WAYS && !e; i++)
+		if (!set[i].set ||
+		    (lone_memo_is(&set[i], m, gi, cell, came) && set[i].limit <= limit &&
+		     set[i].most >= most && covers_all(uses, set[i].uses)))
+			e = &set[i];
+	if (!e) {
+		e = &set[sv->lone->memo_next];
+		sv->lone->memo_next = (sv->lone->memo_next + 1) % LONE_WAYS;
+	}
+	*e = (lone_memo){ .m = (uint8_t)m, .gi = (uint8_t)gi, .cell = (uint8_t)cell,
+			  .came = (uint8_t)came, .limit = (uint8_t)limit, .most = (uint8_t)most,
+			  .set = true };
+	memcpy(e->uses, uses, sizeof e->uses);
 }
 
 /* Whether machine m has a walk into gold gi kept from an earlier state
@@ -1579,11 +1673,12 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs
 	int set;
 	if (!ask || (set = lone_rows(sv, s, rx, came, row)) < 0)
 		return false;
-	uint8_t uses[DIG_MAX_ARROWS];
+	uint8_t uses[DIG_MAX_ARROWS] = { 0 }; /* (0 past the live slots: lone_memo_most) */
 	uses_given(sv, s, rx->gifts, uses);
 	for (uint64_t g = ask; g; g &= g - 1) {
 		int c = __builtin_ctzll(g), gi = sv->gold_index[c];
 		lone_goal lg = { .set = set, .limit = rx->limit, .need = 1, .k = 1, .rx = rx };
+		bool same;
 		lg.goal[0] = c;
 		lg.gi[0] = gi;
 		int need = s->web_left[c] > 1 ? s->web_left[c] : 1;
@@ -1599,15 +1694,20 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs
 			if (lg.m < 0)
 				break;
 			tried |= (uint8_t)(1u << lg.m);
-			if (lone_walked(sv, s, lg.m, came[lg.m], gi, lg.limit, uses)) {
+			int at = s->pos[lg.m], way = came[lg.m];
+			if (lone_walked(sv, s, lg.m, way, gi, lg.limit, uses)) {
 				r = 1;
-			} else if ((r = lone_from(sv, &lg, s->pos[lg.m], came[lg.m], uses)) > 0) {
+			} else if (lone_memo_most(sv, lg.m, gi, at, way, lg.limit, uses, &same) == 0) {
+				r = 0; /* out of its reach with as many uses and steps already */
+			} else if ((r = lone_from(sv, &lg, at, way, uses)) > 0) {
 				lone_walk *w = &sv->lone->walk[lg.m][gi];
 				*w = sv->lone->last;
-				w->cell = s->pos[lg.m];
-				w->came = (int8_t)came[lg.m];
+				w->cell = (uint8_t)at;
+				w->came = (int8_t)way;
 			} else if (r < 0) {
 				break;
+			} else {
+				lone_memo_put(sv, lg.m, gi, at, way, lg.limit, uses, 0);
 			}
 			if (r > 0) {
 				once |= (uint8_t)(1u << lg.m);
@@ -1619,21 +1719,47 @@ static bool lone_dead(solver *sv, const dig_state *s, const relax *rx, bool webs
 			continue; /* reachable, or the search outgrew LONE_NODES */
 		/* A web needing more visits than machines can step in once:
 		 * visits by different machines add up, so it is out of reach
-		 * when their most visits, each walking alone, fall short. */
+		 * when their most visits, each walking alone, fall short. A
+		 * machine's most from a search remembered with more uses or
+		 * steps bounds its own: where those bounds already fall short
+		 * the web is out of reach; where they do not and one was not
+		 * the answer itself, the machines are searched again: the
+		 * verdict is the searches' own, or a dead end that a search
+		 * outgrowing LONE_NODES would have missed (on hardest seed
+		 * 562's accepted proof 35 % of these searches repeated one
+		 * exactly; none of 2 232 hardest and expert candidates
+		 * expands other states for it). */
 		int total = 0;
-		for (int m = 0; m < sv->machines && total < need; m++) {
-			if (!((once >> m) & 1u))
-				continue;
-			lg.m = m;
-			lg.need = need - total;
-			lg.most = 0;
-			if (lone_from(sv, &lg, s->pos[m], came[m], uses) != 0)
-				total = need; /* enough, or the search outgrew LONE_NODES */
-			else
-				total += lg.most;
+		bool bounded = false;
+		for (int pass = 0; pass < 2 && (pass == 0 || bounded); pass++) {
+			total = 0;
+			bounded = false;
+			for (int m = 0; m < sv->machines && total < need; m++) {
+				if (!((once >> m) & 1u))
+					continue;
+				int most = pass ? -1
+						: lone_memo_most(sv, m, gi, s->pos[m], came[m],
+								 lg.limit, uses, &same);
+				if (most >= 0 && most < need - total) {
+					total += most;
+					bounded |= !same;
+					continue;
+				}
+				lg.m = m;
+				lg.need = need - total;
+				lg.most = 0;
+				int r2 = lone_from(sv, &lg, s->pos[m], came[m], uses);
+				if (r2 != 0) {
+					total = need; /* enough, or the search outgrew LONE_NODES */
+				} else {
+					total += lg.most;
+					lone_memo_put(sv, m, gi, s->pos[m], came[m], lg.limit, uses,
+						      lg.most);
+				}
+			}
+			if (total < need)
+				return true;
 		}
-		if (total < need)
-			return true;
 	}
 	return false;
 }
@@ -1850,7 +1976,8 @@ static bool asked_on(solver *sv, struct gate *gt, uint64_t after,
 #define WALK_NODES 4096 /* walk-search nodes per state, at most (then: no bound) */
 #define WALK_FIRST 256  /* nodes allocated at first (doubled as needed) */
 #define LIST_NODES 32768 /* walk-search nodes per listing (walk_list_of), at most */
-#define LIST_VECS 512    /* walks kept per gold by a listing, at most */
+#define LIST_VECS 2048   /* walks kept per gold by a listing, at most (512 left hardest
+			  * seed 562's states searching their own walks: 2x slower) */
 #define LIST_WALKS 4096  /* walks in a listing, at most (else each state searches) */
 #define LIST_TOTAL (1 << 19) /* walks kept in all of a search's listings (about 17 MB) */
 #define WALK_VECS 48    /* walks kept per gold, at most (then: that gold left out) */
@@ -1871,7 +1998,6 @@ static bool asked_on(solver *sv, struct gate *gt, uint64_t after,
  * plain code elsewhere) and answer as if they had read the live bytes
  * alone.
  */
-typedef uint8_t bytes16 __attribute__((vector_size(16)));
 _Static_assert(WALK_WORDS * 8 == 2 * sizeof(bytes16), "a walk's uses are two vectors");
 
 /* Half h (0 or 1) of the uses v. */
