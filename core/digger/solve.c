@@ -1377,9 +1377,10 @@ static bool covers(const uint8_t *a, const uint8_t *b, int n)
 	return true;
 }
 
-/* covers() of two whole lone_node uses arrays (0 past the live slots), read
- * as two vectors: lone_find compares each new node with every one kept at
- * its cell and way, up to 16 times a node on the slowest hardest proofs. */
+/* covers() of two whole DIG_MAX_ARROWS-byte uses arrays (0 past the live
+ * slots), read as two vectors: lone_find compares each new node with every
+ * one kept at its cell and way (up to 16 times a node on the slowest
+ * hardest proofs), and the walks' spends_more is this test too. */
 static inline bool covers_all(const uint8_t *a, const uint8_t *b)
 {
 	bytes16 a0, a1, b0, b1;
@@ -2027,13 +2028,11 @@ static inline int bytes_in(const uint64_t *v, const uint64_t *mask)
 	return sum;
 }
 
-/* Does a spend at least b's uses on every live slot? */
+/* Does a spend at least b's uses on every live slot? (covers_all on the
+ * words' bytes: the same two-vector test.) */
 static inline bool spends_more(const uint64_t *a, const uint64_t *b)
 {
-	bytes16 below = (bytes16)(half(a, 0) < half(b, 0)) | (bytes16)(half(a, 1) < half(b, 1));
-	uint64_t w[2];
-	memcpy(w, &below, sizeof w);
-	return (w[0] | w[1]) == 0;
+	return covers_all((const uint8_t *)a, (const uint8_t *)b);
 }
 
 /* The slots a walk's uses tap at least `times` times: bit i for byte i.
