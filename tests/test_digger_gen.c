@@ -185,6 +185,30 @@ static void check_puzzle(const dig_gen_params *p, uint64_t seed, const dig_puzzl
 	assert_true(cut.turns >= pz->optimal.turns && cut.turns <= tr->turns);
 	assert_int_equal(dig_quality_fails(lv, &cut, p->difficulty), 0);
 
+	/* The level is dressed for its recorded solution (generate.c,
+	 * dress_for_shortcut): no tap of it can go, and, where no red herring
+	 * adds a use or a cell the play may step on, with one use less on any
+	 * arrow it taps, or one turn less, it no longer wins. */
+	if (cut.turns != tr->turns)
+		fail_msg("%s: %d of the recorded solution's %d taps can go", what,
+			 tr->turns - cut.turns, tr->turns);
+	for (int i = 0; i < dig_slots(lv) && !p->red_herrings; i++) {
+		bool tapped = false;
+		for (int t = 0; t < tr->turns; t++)
+			tapped |= tr->tap[t] == i;
+		dig_level less = *lv;
+		if (!tapped || less.arrow[i].uses == 0)
+			continue;
+		less.arrow[i].uses--;
+		if (wins(&less, tr->tap, tr->turns))
+			fail_msg("%s: arrow %d has a use the recorded solution never needs", what,
+				 i);
+	}
+	dig_level fewer = *lv;
+	fewer.turns--;
+	if (!p->red_herrings && wins(&fewer, tr->tap, tr->turns))
+		fail_msg("%s: the recorded solution wins with a turn less", what);
+
 	/* Arrow uses come from the solution: never more than single_use allows,
 	 * and directions into the grid unless any_direction. */
 	for (int i = 0; i < dig_slots(lv); i++) {
@@ -199,6 +223,17 @@ static void check_puzzle(const dig_gen_params *p, uint64_t seed, const dig_puzzl
 			assert_true((p->terrains >> lv->terrain[c]) & 1u);
 }
 
+/* dig_generate for p and seed into *pz, failing the test on an error, then
+ * check_puzzle. */
+static void generate_checked(const dig_gen_params *p, uint64_t seed, dig_puzzle *pz)
+{
+	sf_err err = { 0 };
+	if (dig_generate(p, seed, pz, &err) != 0)
+		fail_msg("difficulty %d seed %llu: %s", (int)p->difficulty,
+			 (unsigned long long)seed, err.msg);
+	check_puzzle(p, seed, pz);
+}
+
 static void test_presets(void **state)
 {
 	(void)state;
@@ -208,11 +243,7 @@ static void test_presets(void **state)
 		int terrain_seen[DIG_T_COUNT] = { 0 }, most_machines = 0, turned = 0;
 		for (uint64_t seed = 1; seed <= SEEDS; seed++) {
 			static dig_puzzle pz;
-			sf_err err = { 0 };
-			if (dig_generate(&p, seed, &pz, &err) != 0)
-				fail_msg("difficulty %d seed %llu: %s", d, (unsigned long long)seed,
-					 err.msg);
-			check_puzzle(&p, seed, &pz);
+			generate_checked(&p, seed, &pz);
 			const dig_level *lv = &pz.level;
 			for (int c = 0; c < lv->w * lv->h; c++)
 				terrain_seen[lv->terrain[c]]++;
@@ -301,11 +332,7 @@ static void test_gold_in_order(void **state)
 		p.rules.gold_in_order = true;
 		for (uint64_t seed = 1; seed <= 10; seed++) {
 			static dig_puzzle pz;
-			sf_err err = { 0 };
-			if (dig_generate(&p, seed, &pz, &err) != 0)
-				fail_msg("difficulty %d seed %llu: %s", d, (unsigned long long)seed,
-					 err.msg);
-			check_puzzle(&p, seed, &pz);
+			generate_checked(&p, seed, &pz);
 			/* Step through: each tap collects the next orders only. */
 			const dig_level *lv = &pz.level;
 			dig_state s;
@@ -348,6 +375,25 @@ static void test_machines_override(void **state)
 	assert_int_equal(pz.level.machines, 4);
 	assert_true(pz.level.w * pz.level.h >= 15 && pz.level.h == 3);
 	check_puzzle(&p, 3, &pz);
+}
+
+/* The presets with red herrings, without them: check_puzzle then also
+ * asks that no arrow the recorded solution taps has a use it never needs,
+ * nor the budget a turn (the level is dressed for the recorded solution;
+ * the presets without herrings are asked in test_presets). */
+static void test_dressed_without_herrings(void **state)
+{
+	(void)state;
+	for (int d = DIG_HARD; d < DIG_DIFFICULTY_COUNT; d++) {
+		dig_gen_params p;
+		dig_gen_params_default(&p, (dig_difficulty)d);
+		assert_true(p.red_herrings);
+		p.red_herrings = false;
+		for (uint64_t seed = 1; seed <= 12; seed++) {
+			static dig_puzzle pz;
+			generate_checked(&p, seed, &pz);
+		}
+	}
 }
 
 /* Bad params name the field; impossible ones give SF_ERANGE naming the
@@ -751,6 +797,41 @@ static void test_judge_shortcut(void **state)
 	assert_memory_equal(&cut, &tr, sizeof cut);
 }
 
+/*
+ * When no single tap can go, the shortcut leaves out two at a time: here
+ * the machine steps right and back before going down to its gold. Without
+ * the first tap the second moves nobody (the machine is at the left edge),
+ * without the second the taps down move nobody (the machine is in column
+ * 1), without a tap down the gold stays; without both of the first two
+ * the walk wins in two taps.
+ */
+static void test_shortcut_pairs(void **state)
+{
+	(void)state;
+	dig_level lv;
+	plain_level(&lv, 4, 3, 0);
+	lv.gold[8] = 1;
+	const uint8_t taps[4] = {
+		(uint8_t)dig_slot_row_left(&lv, 0),
+		(uint8_t)dig_slot_row_right(&lv, 0),
+		(uint8_t)dig_slot_col_top(&lv, 0),
+		(uint8_t)dig_slot_col_top(&lv, 0),
+	};
+	dig_trace tr;
+	fit_and_trace(&lv, taps, 4, &tr);
+	assert_replays(&lv, taps, 4, "the recorded walk");
+	assert_int_equal(tr.pos[1][0], 1);
+	assert_int_equal(tr.pos[2][0], 0);
+	for (int i = 0; i < 4; i++)
+		assert_false(wins_without(&lv, taps, 4, i));
+	dig_trace cut;
+	char why[48] = "";
+	dig_judge_shortcut(&lv, DIG_EASIEST, &tr, &cut, why, sizeof why);
+	assert_int_equal(cut.turns, 2);
+	assert_memory_equal(cut.tap, taps + 2, 2);
+	assert_replays(&lv, cut.tap, 2, "the shortcut");
+}
+
 static void test_quality_checks(void **state)
 {
 	(void)state;
@@ -1068,6 +1149,7 @@ int main(void)
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_gold_in_order),
 		cmocka_unit_test(test_machines_override),
+		cmocka_unit_test(test_dressed_without_herrings),
 		cmocka_unit_test(test_params_errors),
 		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_on_solve),
@@ -1075,6 +1157,7 @@ int main(void)
 		cmocka_unit_test(test_quality_checks),
 		cmocka_unit_test(test_judge_optimal),
 		cmocka_unit_test(test_judge_shortcut),
+		cmocka_unit_test(test_shortcut_pairs),
 		cmocka_unit_test(test_hook_energy),
 		cmocka_unit_test(test_hook_ice_lava),
 		cmocka_unit_test(test_hook_treasure),

@@ -363,7 +363,8 @@ const char *dig_difficulty_name(dig_difficulty d);
 /* A generated puzzle with its proofs. */
 typedef struct dig_puzzle {
 	dig_level level;
-	dig_trace recorded;       /* the generator's solution */
+	dig_trace recorded;       /* the generator's solution: its walk's shortcut,
+				   * which the level is dressed for */
 	dig_solve_result optimal; /* the solver's, status DIG_SOLVED */
 	int attempts;             /* candidates tried */
 	int solver_runs;          /* candidates that reached the solver */
@@ -397,7 +398,8 @@ int dig_judge_optimal(const dig_level *lv, const dig_level *plain, dig_difficult
  * Step 5's first verdict, before the proof (generate.c, judge_shortcut):
  * the recorded solution with every tap dropped that can go (one at a time,
  * the earliest first, while the rest still collects all the gold within
- * the budget) is a play a player can find, so it must pass every quality
+ * the budget; then two at a time where no one can go, and one at a time
+ * again) is a play a player can find, so it must pass every quality
  * check under difficulty d's thresholds and leave no more spare taps than
  * d allows. Its trace goes to `shortcut` when not NULL (the recorded one
  * when no tap can go). 0 when it passes; 1 when rejected, with the
