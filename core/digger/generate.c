@@ -89,8 +89,9 @@
  * harder than hardest on other seeds (seeds 31-60: more random wins, a lower
  * dead-end share): its minimum solution length is 90 % of the target (18
  * taps; 75 % until 2026-12-05, when expert's median optimum tied hardest's
- * in 6 % of 30-seed samples), the recorded walk (the turn budget) may be
- * at most 2 taps longer than the optimum (max_spare), and the optimal play
+ * in 6 % of 30-seed samples), the recorded solution (the turn budget;
+ * the walk's shortcut, the walk itself at most 2 taps longer) may be at
+ * most 2 taps longer than the optimum (max_spare), and the optimal play
  * must offer 4.5 valid taps per tap on average (min_choice_x10; the small,
  * narrow levels were the ones a random player won; 3.5 until 2026-12-05,
  * when hardest's median branching passed expert's on seeds 181-210).
@@ -715,9 +716,9 @@ static bool play_headroom(const dig_level *lv, const uint8_t *taps, int n,
  * candidate is rejected as the optimal play's check would (REJ_HERRING).
  * Where the shortcut is the walk itself the candidate stays as it was.
  * The solver then searches a level without the slack the walk left
- * behind: hardest seeds 301 to 1000 took 8.1 s instead of 12.9 s, p99
- * 110 ms instead of 195 ms (with the shortcut's pairs; docs/digger.md,
- * "Dressed for the shortcut").
+ * behind: hardest seeds 301 to 1000 took 9.1 s instead of 13.9 s, p99
+ * 132 ms instead of 216 ms (with the shortcut's pairs, the least of three
+ * alternated runs per seed; docs/digger.md, "Dressed for the shortcut").
  */
 static int dress_for_shortcut(dig_level *lv, dig_level *plain, dig_trace *recorded,
 			      const dig_trace *cut)
